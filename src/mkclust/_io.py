@@ -1,0 +1,49 @@
+"""Atomic file output: an interrupted write never leaves a file that looks finished."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Iterator
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+
+    The temporary file lives in the destination folder (same file system), so the final
+    ``os.replace`` is atomic. On any exception the temporary file is removed and ``path`` is
+    left untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator[IO]:
+    """Open a temporary file for writing and rename it onto ``path`` when closed successfully."""
+    with atomic_path(path) as tmp:
+        with open(tmp, mode, **kwargs) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def write_json(path: str | os.PathLike, obj, **kwargs) -> None:
+    """Write ``obj`` as JSON atomically."""
+    kwargs.setdefault("indent", 1)
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, **kwargs)
+        fh.write("\n")

@@ -1,0 +1,31 @@
+"""Scikit-learn style clustering estimators, importable under the papers' names, and a registry
+of lowercase names for configurations (``get_estimator("kkm", n_clusters=4)``)."""
+
+from __future__ import annotations
+
+from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
+from mkclust.algorithms.spectral import NormalizedCut, SpectralClustering
+
+#: registry name -> estimator class; a new method is one module plus one entry here
+ALGORITHMS = {
+    "km": KMeansBaseline,
+    "kkm": KernelKMeans,
+    "sc": SpectralClustering,
+    "nc": NormalizedCut,
+}
+
+
+def get_estimator(name: str, **params):
+    """Instantiate a registered estimator; unknown names or parameters are a ValueError."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
+    cls = ALGORITHMS[name]
+    valid = cls().get_params()
+    bad = sorted(set(params) - set(valid))
+    if bad:
+        raise ValueError(f"algorithm {name!r} has no parameter(s) {bad}; it takes {sorted(valid)}")
+    return cls(**params)
+
+
+__all__ = ["ALGORITHMS", "get_estimator", "KMeansBaseline", "KernelKMeans", "SpectralClustering",
+           "NormalizedCut"]

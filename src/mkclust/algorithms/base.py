@@ -1,0 +1,45 @@
+"""Shared pieces of the estimators: input kinds, validation, random restarts."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from mkclust._validation import check_features, check_kernels, check_n_clusters
+
+
+class BaseClusterer(ClusterMixin, BaseEstimator):
+    """Base of every mkclust estimator.
+
+    ``input_kind`` tells callers (the experiment runner) what ``fit`` takes:
+    ``"features"`` an (n, d) data matrix, ``"kernel"`` one (n, n) kernel (or a bank of one),
+    ``"kernels"`` a bank (m, n, n). ``fit_predict`` comes from ClusterMixin.
+    """
+
+    input_kind = "kernel"
+
+    def _validate_kernel(self, K) -> np.ndarray:
+        """One (n, n) kernel, checked; and n_clusters checked against n."""
+        K = check_kernels(K, allow_multiple=self.input_kind == "kernels")
+        check_n_clusters(self.n_clusters, K.shape[1])
+        return K if self.input_kind == "kernels" else K[0]
+
+    def _validate_features(self, X) -> np.ndarray:
+        X = check_features(X)
+        check_n_clusters(self.n_clusters, X.shape[0])
+        return X
+
+
+def check_affinity(W: np.ndarray, negative: str) -> np.ndarray:
+    """An affinity matrix for spectral methods must be non-negative. ``negative="error"`` raises on
+    negative entries (beyond rounding), ``"clip"`` sets them to 0."""
+    if negative not in ("error", "clip"):
+        raise ValueError(f"negative must be 'error' or 'clip', got {negative!r}")
+    mn, mx = W.min(), np.abs(W).max()
+    if mn < -1e-12 * max(mx, 1e-300):
+        if negative == "error":
+            raise ValueError(
+                f"affinity has negative entries (min {mn:.3g}); spectral clustering needs a "
+                "non-negative affinity: use a non-negative kernel or pass negative='clip'"
+            )
+    return np.maximum(W, 0.0) if mn < 0 else W

@@ -1,0 +1,203 @@
+"""k-means (KM) and kernel k-means (KKM).
+
+Kernel k-means minimises sum_i ||phi(x_i) - mu_{c(i)}||^2 with mu_c the (weighted) mean of
+cluster c in feature space. With E the n x c matrix E_jc = s_j [j in c] / S_c (s the sample
+weights, S_c their sum in cluster c), every squared distance of every sample to every centre is
+
+    dist(i, c) = K_ii - 2 (K E)_ic + (E' K E)_cc,
+
+one (n, n) x (n, c) BLAS product per iteration: O(n^2 c), no loop over samples.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.utils import check_random_state
+
+from mkclust.algorithms.base import BaseClusterer
+
+
+def cluster_distances(K: np.ndarray, diag: np.ndarray, labels: np.ndarray, n_clusters: int,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Squared feature-space distances (n, c) of every sample to every cluster's weighted mean.
+    An empty cluster (or one of zero total weight) gets distance +inf."""
+    n = K.shape[0]
+    w = np.ones(n) if sample_weight is None else sample_weight
+    S = np.bincount(labels, weights=w, minlength=n_clusters)
+    E = np.zeros((n, n_clusters))
+    ok = S > 0
+    E[np.arange(n), labels] = w / np.where(ok, S, 1.0)[labels]
+    KE = K @ E
+    within = np.einsum("ic,ic->c", E, KE)
+    dist = diag[:, None] - 2.0 * KE + within[None, :]
+    np.maximum(dist, 0.0, out=dist)
+    dist[:, ~ok] = np.inf
+    return dist
+
+
+def _reseed_empty(labels: np.ndarray, dist: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Give every empty cluster the sample farthest from its current centre, taken from a cluster
+    that keeps at least one member (as scikit-learn's k-means relocates empty clusters)."""
+    counts = np.bincount(labels, minlength=n_clusters)
+    empty = np.flatnonzero(counts == 0)
+    if empty.size == 0:
+        return labels
+    labels = labels.copy()
+    own = dist[np.arange(labels.size), labels]
+    own = np.where(np.isfinite(own), own, 0.0)
+    for c in empty:  # at most n_clusters iterations, each O(n)
+        movable = counts[labels] > 1
+        i = int(np.argmax(np.where(movable, own, -1.0)))
+        counts[labels[i]] -= 1
+        labels[i] = c
+        counts[c] = 1
+        own[i] = -1.0
+    return labels
+
+
+def kmeanspp_kernel(K: np.ndarray, diag: np.ndarray, n_clusters: int, rng) -> np.ndarray:
+    """k-means++ seeding in feature space (Arthur and Vassilvitskii 2007) with scikit-learn's greedy
+    variant (2 + ln k candidates per step, keep the one that lowers the potential most). Distances
+    d(i, j) = K_ii + K_jj - 2 K_ij, computed a kernel column block at a time. Returns the indices of
+    the samples chosen as centres."""
+    n = K.shape[0]
+    n_trials = 2 + int(np.log(n_clusters))
+    centers = [int(rng.randint(n))]
+    closest = np.maximum(diag + diag[centers[0]] - 2.0 * K[:, centers[0]], 0.0)
+    for _ in range(1, n_clusters):
+        pot = closest.sum()
+        if pot <= 0:  # all remaining points coincide with centres: pick any unused sample
+            rest = np.setdiff1d(np.arange(n), centers)
+            centers.append(int(rng.choice(rest)))
+            continue
+        cand = np.searchsorted(np.cumsum(closest), rng.uniform(size=n_trials) * pot)
+        cand = np.minimum(cand, n - 1)
+        dc = np.maximum(diag[:, None] + diag[cand][None, :] - 2.0 * K[:, cand], 0.0)
+        dc = np.minimum(dc, closest[:, None])
+        best = int(np.argmin(dc.sum(axis=0)))
+        centers.append(int(cand[best]))
+        closest = dc[:, best]
+    return np.asarray(centers)
+
+
+def kernel_kmeans(K: np.ndarray, labels: np.ndarray, n_clusters: int, max_iter: int = 300,
+                  sample_weight: np.ndarray | None = None, diag: np.ndarray | None = None):
+    """Lloyd iterations of (weighted) kernel k-means from an initial partition.
+
+    Returns (labels, objective, objective_trace, n_iter). The trace holds the objective of each
+    partition visited, sum_i s_i dist(i, c(i)); it never increases. Stops when no label changes.
+    """
+    diag = np.diag(K).copy() if diag is None else diag
+    w = np.ones(K.shape[0]) if sample_weight is None else sample_weight
+    idx = np.arange(K.shape[0])
+    labels = np.asarray(labels, dtype=np.int64)
+    dist = cluster_distances(K, diag, labels, n_clusters, sample_weight)
+    labels = _reseed_empty(labels, dist, n_clusters)
+    dist = cluster_distances(K, diag, labels, n_clusters, sample_weight)
+    trace = [float(w @ dist[idx, labels])]
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        new = np.argmin(dist, axis=1)
+        new = _reseed_empty(new, dist, n_clusters)
+        if np.array_equal(new, labels):
+            n_iter -= 1
+            break
+        labels = new
+        dist = cluster_distances(K, diag, labels, n_clusters, sample_weight)
+        trace.append(float(w @ dist[idx, labels]))
+    return labels, trace[-1], trace, n_iter
+
+
+class KernelKMeans(BaseClusterer):
+    """Kernel k-means on a precomputed kernel (KKM in the papers' tables).
+
+    Parameters
+    ----------
+    n_clusters : int
+    init : "k-means++" (seeding in feature space), "random" (n_clusters distinct random samples
+        as centres), "random-partition" (uniformly random labels, as the RMKKM authors' code
+        starts), or an array of n_clusters sample indices used as the initial centres.
+    n_init : restarts; the run with the lowest objective is kept.
+    max_iter : Lloyd iterations per restart (stops earlier when no label changes).
+    random_state : seed or RandomState.
+
+    Empty clusters are re-seeded with the sample farthest from its centre (never a crash or NaN).
+
+    Attributes
+    ----------
+    labels_, objective_ (sum of squared feature-space distances to the centres),
+    objective_trace_ (of the kept restart), n_iter_, init_centers_ (sample indices of the kept
+    restart's initial centres, when seeded by centres).
+    """
+
+    def __init__(self, n_clusters=8, init="k-means++", n_init=10, max_iter=300, random_state=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _initial_labels(self, K, diag, rng):
+        n, c = K.shape[0], self.n_clusters
+        if isinstance(self.init, str):
+            if self.init == "random-partition":
+                return rng.randint(c, size=n), None
+            if self.init == "k-means++":
+                centers = kmeanspp_kernel(K, diag, c, rng)
+            elif self.init == "random":
+                centers = rng.choice(n, size=c, replace=False)
+            else:
+                raise ValueError(f"init must be 'k-means++', 'random', 'random-partition' or an "
+                                 f"array of {c} sample indices, got {self.init!r}")
+        else:
+            centers = np.asarray(self.init, dtype=np.int64)
+            if centers.shape != (c,) or centers.min() < 0 or centers.max() >= n:
+                raise ValueError(f"init as an array must hold {c} sample indices in [0, {n})")
+        d = diag[:, None] + diag[centers][None, :] - 2.0 * K[:, centers]
+        return np.argmin(d, axis=1), centers
+
+    def fit(self, K, y=None):
+        K = self._validate_kernel(K)
+        if int(self.n_init) < 1:
+            raise ValueError(f"n_init must be >= 1, got {self.n_init}")
+        rng = check_random_state(self.random_state)
+        diag = np.diag(K).copy()
+        n_init = 1 if not isinstance(self.init, str) else int(self.n_init)
+        best = None
+        for _ in range(n_init):
+            labels0, centers = self._initial_labels(K, diag, rng)
+            labels, obj, trace, n_iter = kernel_kmeans(K, labels0, self.n_clusters, self.max_iter, diag=diag)
+            if best is None or obj < best[1]:
+                best = (labels, obj, trace, n_iter, centers)
+        self.labels_, self.objective_, self.objective_trace_, self.n_iter_, self.init_centers_ = best
+        return self
+
+
+class KMeansBaseline(BaseClusterer):
+    """k-means on the data matrix (KM in the papers' tables): scikit-learn's KMeans (Lloyd) with
+    ``n_init`` restarts keeping the lowest inertia. ``init="random"`` draws the initial centres
+    among the samples at random, as the MKC paper's KM baseline does; ``"k-means++"`` is the
+    default.
+
+    Attributes: labels_, cluster_centers_, objective_ (inertia), n_iter_.
+    """
+
+    input_kind = "features"
+
+    def __init__(self, n_clusters=8, init="k-means++", n_init=10, max_iter=300, random_state=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        X = self._validate_features(X)
+        km = KMeans(n_clusters=self.n_clusters, init=self.init, n_init=self.n_init,
+                    max_iter=self.max_iter, random_state=self.random_state).fit(X)
+        self.labels_ = km.labels_.astype(np.int64)
+        self.cluster_centers_ = km.cluster_centers_
+        self.objective_ = float(km.inertia_)
+        self.n_iter_ = int(km.n_iter_)
+        return self

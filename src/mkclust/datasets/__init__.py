@@ -1,0 +1,124 @@
+"""Dataset registry: ``load(name, **options) -> Dataset(X, y, meta)``.
+
+Every data set the workflow uses is a registered name. Embedded sets need no download: they come
+from files scikit-learn ships (:mod:`mkclust.datasets.embedded`) or from documented generators
+(:mod:`mkclust.datasets.generators`). ``python -m mkclust.datasets --list`` prints the registry.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from mkclust._io import atomic_path
+
+
+@dataclass
+class Dataset:
+    """Samples ``X`` (n, d) float64 (dense, or scipy-sparse for tf-idf sets), labels ``y`` int64
+    coded 0..c-1, and ``meta`` (name, n, d, classes, source, citation, preprocessing, ...)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not sp.issparse(self.X):
+            self.X = np.asarray(self.X, dtype=np.float64)
+        self.y = np.asarray(self.y)
+        if self.X.ndim != 2 or self.y.ndim != 1 or self.X.shape[0] != self.y.shape[0]:
+            raise ValueError(f"X {self.X.shape} and y {self.y.shape} do not describe the same samples")
+        _, self.y = np.unique(self.y, return_inverse=True)
+        self.y = self.y.astype(np.int64)
+        self.meta = {**self.meta, "n": self.n, "d": self.d, "classes": self.n_classes}
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.y.max()) + 1 if self.y.size else 0
+
+    def save(self, path) -> None:
+        """Write the processed-dataset ``.npz`` contract (DESIGN.md) atomically."""
+        arrays = {"y": self.y, "meta": np.array(json.dumps(self.meta))}
+        if sp.issparse(self.X):
+            X = sp.csr_matrix(self.X)
+            arrays.update(X_data=X.data, X_indices=X.indices, X_indptr=X.indptr,
+                          X_shape=np.array(X.shape))
+        else:
+            arrays["X"] = self.X
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **arrays)
+
+    @classmethod
+    def load(cls, path) -> "Dataset":
+        with np.load(Path(path), allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if "X" in z:
+                X = z["X"]
+            else:
+                X = sp.csr_matrix((z["X_data"], z["X_indices"], z["X_indptr"]), shape=tuple(z["X_shape"]))
+            return cls(X, z["y"], meta)
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A registry entry: how to obtain a data set and what it is."""
+
+    name: str
+    loader: Callable[..., Dataset]
+    description: str
+    source: str
+    citation: str
+    kind: str = "embedded"  # embedded | generated | download
+
+
+REGISTRY: dict[str, DatasetSpec] = {}
+
+
+def register(spec: DatasetSpec) -> DatasetSpec:
+    if spec.name in REGISTRY:
+        raise ValueError(f"dataset {spec.name!r} is registered twice")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def list_datasets(kind: str | None = None) -> list[str]:
+    """Registered names (optionally of one kind), sorted."""
+    return sorted(n for n, s in REGISTRY.items() if kind is None or s.kind == kind)
+
+
+def load(name: str, **options) -> Dataset:
+    """Load a registered data set. ``options`` are the loader's own (e.g. ``n`` and ``seed`` for the
+    generators); an unknown name or option is a ValueError saying what exists."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown dataset {name!r}; registered: {', '.join(list_datasets())}")
+    spec = REGISTRY[name]
+    try:
+        ds = spec.loader(**options)
+    except TypeError as exc:
+        raise ValueError(f"bad option for dataset {name!r}: {exc}") from None
+    ds.meta = {"name": name, "source": spec.source, "citation": spec.citation,
+               "kind": spec.kind, **ds.meta, "options": options}
+    ds.meta.setdefault("preprocessing", "none")
+    ds.meta.setdefault("raw_files", [])
+    return ds
+
+
+# registry entries (imported for their side effect)
+from mkclust.datasets import embedded as _embedded  # noqa: E402,F401
+from mkclust.datasets import generators as _generators  # noqa: E402,F401
+
+__all__ = ["Dataset", "DatasetSpec", "REGISTRY", "register", "load", "list_datasets"]

@@ -1,0 +1,497 @@
+"""Kernel functions, normalisations, named kernel banks and low-rank feature maps.
+
+A *bank* is a named, documented list of kernels (``BANKS``); :func:`build_bank` computes it from
+data with a single Gram product ``X X'`` (one BLAS call), from which every squared-distance,
+polynomial and Gaussian kernel of the bank is derived elementwise. All kernels come out exactly
+symmetric and positive semi-definite up to rounding.
+
+Gaussian width conventions differ between the papers; each is named here once
+(:data:`GAUSSIAN_CONVENTIONS`), with D the squared Euclidean distance:
+
+========== ============================================ =========================================
+convention kernel                                       source
+========== ============================================ =========================================
+``mkc``    exp(-D / (2 sigma))                          MKC paper, Sect. 5.2 (sigma is a variance)
+``rmkkm``  exp(-D / (2 (t0 * sqrt(max D))^2))           RMKKM paper Sect. 4.3, authors' code
+``scmk``   exp(-D / (t * max D))                        SCMK paper, Experiment Setup
+``sigma``  exp(-D / (2 sigma^2))                        the textbook width (ODMC, gauss_grid)
+========== ============================================ =========================================
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from mkclust._io import atomic_path
+from mkclust._validation import check_features, check_kernels
+
+# --------------------------------------------------------------------------------------------
+# kernel functions (from a Gram matrix or squared distances, so a bank shares one product)
+# --------------------------------------------------------------------------------------------
+
+
+def _symmetrize(K: np.ndarray) -> np.ndarray:
+    """Exact symmetry: BLAS gemm results differ from their transpose in the last bits."""
+    K += K.T
+    K *= 0.5
+    return K
+
+
+def gram(X) -> np.ndarray:
+    """Linear kernel ``X X'`` as a dense, exactly symmetric float64 matrix (X may be sparse)."""
+    if sp.issparse(X):
+        G = np.asarray((X @ X.T).todense(), dtype=np.float64)
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        G = X @ X.T
+    return _symmetrize(G)
+
+
+def sq_dists_from_gram(G: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances ||x_i - x_j||^2 = G_ii + G_jj - 2 G_ij (clipped at 0, zero
+    diagonal). The same formula gives feature-space distances when G is any kernel matrix."""
+    d = np.diag(G)
+    D = d[:, None] + d[None, :] - 2.0 * G
+    np.maximum(D, 0.0, out=D)
+    np.fill_diagonal(D, 0.0)
+    return _symmetrize(D)
+
+
+def linear_kernel(X) -> np.ndarray:
+    """k(x, y) = x'y."""
+    return gram(X)
+
+
+def polynomial_from_gram(G: np.ndarray, a: float, b: float) -> np.ndarray:
+    """k(x, y) = (a + x'y)^b, given the Gram matrix. PSD for a >= 0 and integer b >= 1."""
+    return (a + G) ** b
+
+
+def polynomial_kernel(X, a: float = 1.0, b: float = 2.0) -> np.ndarray:
+    """k(x, y) = (a + x'y)^b."""
+    return polynomial_from_gram(gram(X), a, b)
+
+
+def cosine_kernel(X) -> np.ndarray:
+    """k(x, y) = x'y / (||x|| ||y||): the linear kernel with unit diagonal."""
+    return normalize_unit_diagonal(gram(X))
+
+
+def gaussian_scale(D: np.ndarray, width: float, convention: str) -> float:
+    """The denominator s of exp(-D / s) for a width parameter under a paper's convention."""
+    try:
+        return GAUSSIAN_CONVENTIONS[convention](D, float(width))
+    except KeyError:
+        raise ValueError(
+            f"unknown Gaussian width convention {convention!r}; known: {sorted(GAUSSIAN_CONVENTIONS)}"
+        ) from None
+
+
+def gaussian_from_sqdist(D: np.ndarray, width: float, convention: str = "sigma") -> np.ndarray:
+    """Gaussian kernel exp(-D / s) with s from :func:`gaussian_scale`."""
+    s = gaussian_scale(D, width, convention)
+    if not s > 0:
+        raise ValueError(f"Gaussian kernel scale must be positive, got {s} (all points identical?)")
+    return np.exp(-D / s)
+
+
+def gaussian_kernel(X, width: float, convention: str = "sigma") -> np.ndarray:
+    """Gaussian kernel of X with the given width and convention."""
+    return gaussian_from_sqdist(sq_dists_from_gram(gram(X)), width, convention)
+
+
+GAUSSIAN_CONVENTIONS: dict[str, Callable[[np.ndarray, float], float]] = {
+    # MKC Sect. 5.2: exp(-(x-y)'(x-y) / 2 sigma)
+    "mkc": lambda D, sigma: 2.0 * sigma,
+    # RMKKM Sect. 4.3: delta = t * D0, D0 the max distance; exp(-D / 2 delta^2)
+    "rmkkm": lambda D, t0: 2.0 * (t0 * np.sqrt(D.max())) ** 2,
+    # SCMK Experiment Setup: exp(-D / (t d_max^2))
+    "scmk": lambda D, t: t * D.max(),
+    # textbook: exp(-D / 2 sigma^2)
+    "sigma": lambda D, sigma: 2.0 * sigma**2,
+}
+
+# --------------------------------------------------------------------------------------------
+# normalisations
+# --------------------------------------------------------------------------------------------
+
+
+def normalize_unit_diagonal(K: np.ndarray) -> np.ndarray:
+    """K_ij / sqrt(K_ii K_jj) (RMKKM and SCMK papers). Rows with a zero diagonal stay zero."""
+    d = np.diag(K).copy()
+    if (d < 0).any():
+        raise ValueError("cannot normalise a kernel with a negative diagonal entry")
+    s = np.sqrt(d)
+    s[s == 0] = 1.0
+    return _symmetrize(K / s[:, None] / s[None, :])
+
+
+def normalize_trace(K: np.ndarray) -> np.ndarray:
+    """Scale K so that its mean diagonal entry is 1 (trace(K) = n), the usual MKL normalisation."""
+    t = np.trace(K)
+    if not t > 0:
+        raise ValueError("cannot trace-normalise a kernel with non-positive trace")
+    return K * (K.shape[0] / t)
+
+
+def rescale_max(K: np.ndarray) -> np.ndarray:
+    """Divide by the largest absolute entry: entries in [-1, 1], in [0, 1] for a non-negative
+    kernel; a positive scale, so PSD is kept."""
+    mx = np.abs(K).max()
+    return K / mx if mx > 0 else K
+
+
+def rescale_feature_sqdist(K: np.ndarray) -> np.ndarray:
+    """Divide by the largest squared distance the kernel induces, max_ij K_ii + K_jj - 2 K_ij (the
+    literal reading of the SCMK paper's rescaling sentence)."""
+    mx = sq_dists_from_gram(K).max()
+    return K / mx if mx > 0 else K
+
+
+NORMALIZATIONS: dict[str, Callable[[np.ndarray], np.ndarray] | None] = {
+    "none": None,
+    "unit_diag": normalize_unit_diagonal,
+    "trace": normalize_trace,
+    "max": rescale_max,
+    "feature_sqdist": rescale_feature_sqdist,
+}
+
+
+def _normalize(K: np.ndarray, how: str | None) -> np.ndarray:
+    how = "none" if how is None else how
+    if how not in NORMALIZATIONS:
+        raise ValueError(f"unknown normalisation {how!r}; known: {sorted(NORMALIZATIONS)}")
+    fn = NORMALIZATIONS[how]
+    return K if fn is None else fn(K)
+
+
+# --------------------------------------------------------------------------------------------
+# preprocessing of the data matrix before a bank is built
+# --------------------------------------------------------------------------------------------
+
+
+def _unit_rows(X):
+    if sp.issparse(X):
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        norms[norms == 0] = 1.0
+        return sp.diags(1.0 / norms) @ X
+    norms = np.linalg.norm(X, axis=1)
+    norms[norms == 0] = 1.0
+    return X / norms[:, None]
+
+
+def _zscore(X):
+    if sp.issparse(X):
+        X = X.toarray()
+    sd = X.std(axis=0)
+    sd[sd == 0] = 1.0
+    return (X - X.mean(axis=0)) / sd
+
+
+PREPROCESS: dict[str, Callable] = {
+    "none": lambda X: X,
+    # rows scaled to unit L2 norm (the RMKKM authors' ``_uni`` files)
+    "unit": _unit_rows,
+    # columns z-scored, then rows to unit norm (the authors' ``_zscore_uni`` files)
+    "zscore_unit": lambda X: _unit_rows(_zscore(X)),
+    "zscore": _zscore,
+}
+
+
+def apply_preprocess(X, how: str | None):
+    """Apply a named preprocessing of the data matrix (see :data:`PREPROCESS`)."""
+    how = "none" if how is None else how
+    if how not in PREPROCESS:
+        raise ValueError(f"unknown preprocessing {how!r}; known: {sorted(PREPROCESS)}")
+    return PREPROCESS[how](X)
+
+
+# --------------------------------------------------------------------------------------------
+# low-rank feature maps
+# --------------------------------------------------------------------------------------------
+
+
+def feature_map(K, rank: int | None = None, energy: float | None = None, return_info: bool = False):
+    """Explicit features F (n, r) with K ~= F F', from the eigendecomposition of K.
+
+    Eigenvalues below ``n * eps * lambda_max`` (rounding noise, including small negative ones) are
+    dropped. ``rank`` keeps the r largest eigenpairs; ``energy`` in (0, 1] keeps the fewest
+    leading eigenpairs whose eigenvalues sum to at least that fraction of the retained spectrum;
+    with both, the smaller r wins. This stands in for the kernel PCA of the MKC paper (Sect. 2.1).
+    With ``return_info`` also returns a dict (rank, retained_energy, eigenvalues).
+    """
+    K = check_kernels(K, allow_multiple=False)[0]
+    n = K.shape[0]
+    if rank is not None and not (1 <= int(rank)):
+        raise ValueError(f"rank must be a positive integer, got {rank}")
+    if energy is not None and not (0 < energy <= 1):
+        raise ValueError(f"energy must be in (0, 1], got {energy}")
+    if rank is not None and energy is None and int(rank) < n // 2:
+        lam, V = scipy.linalg.eigh(K, subset_by_index=[n - int(rank), n - 1])
+        total = None
+    else:
+        lam, V = scipy.linalg.eigh(K)
+        total = lam[lam > 0].sum()
+    lam, V = lam[::-1], V[:, ::-1]
+    tol = max(n * np.finfo(float).eps * max(lam[0], 0.0), 1e-300)
+    keep = lam > tol
+    lam, V = lam[keep], V[:, keep]
+    r = lam.size
+    if energy is not None and r:
+        csum = np.cumsum(lam) / lam.sum()
+        r = min(r, int(np.searchsorted(csum, energy - 1e-12) + 1))
+    if rank is not None:
+        r = min(r, int(rank))
+    lam, V = lam[:r], V[:, :r]
+    F = V * np.sqrt(lam)[None, :]
+    if not return_info:
+        return F
+    retained = float(lam.sum() / total) if total else float("nan")
+    return F, {"rank": int(r), "retained_energy": retained, "eigenvalues": lam.tolist()}
+
+
+# --------------------------------------------------------------------------------------------
+# kernel banks
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class KernelBank:
+    """A list of kernels on the same n samples: ``kind="gram"`` holds ``K`` (m, n, n);
+    ``kind="features"`` holds ``features`` [F_0, ..., F_{m-1}], F_k (n, r_k), K_k ~= F_k F_k'."""
+
+    kind: str
+    names: list[str]
+    K: np.ndarray | None = None
+    features: list[np.ndarray] | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.kind == "gram":
+            if self.K is None or self.K.ndim != 3:
+                raise ValueError("a gram bank needs K of shape (m, n, n)")
+            m = self.K.shape[0]
+        elif self.kind == "features":
+            if not self.features:
+                raise ValueError("a features bank needs a non-empty list of feature matrices")
+            m = len(self.features)
+        else:
+            raise ValueError(f"kind must be 'gram' or 'features', got {self.kind!r}")
+        if len(self.names) != m:
+            raise ValueError(f"{len(self.names)} names for {m} kernels")
+
+    @property
+    def n_kernels(self) -> int:
+        return len(self.names)
+
+    @property
+    def n_samples(self) -> int:
+        return self.K.shape[1] if self.kind == "gram" else self.features[0].shape[0]
+
+    def gram(self) -> np.ndarray:
+        """Gram matrices (m, n, n) (computed as F F' for a features bank)."""
+        if self.kind == "gram":
+            return self.K
+        return np.stack([_symmetrize(F @ F.T) for F in self.features])
+
+    def feature_list(self, rank: int | None = None, energy: float | None = None) -> list[np.ndarray]:
+        """Feature matrices F_k (from an eigendecomposition for a gram bank)."""
+        if self.kind == "features":
+            return self.features
+        return [feature_map(K, rank=rank, energy=energy) for K in self.K]
+
+    def save(self, path) -> None:
+        """Write the ``.npz`` contract of DESIGN.md atomically."""
+        arrays = {"kind": np.array(self.kind), "names": np.array(self.names, dtype=str),
+                  "meta": np.array(json.dumps(self.meta))}
+        if self.kind == "gram":
+            arrays["K"] = self.K
+        else:
+            arrays.update({f"F_{k}": F for k, F in enumerate(self.features)})
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **arrays)
+
+    @classmethod
+    def load(cls, path) -> "KernelBank":
+        with np.load(Path(path), allow_pickle=False) as z:
+            kind = str(z["kind"])
+            names = [str(s) for s in z["names"]]
+            meta = json.loads(str(z["meta"]))
+            if kind == "gram":
+                return cls(kind, names, K=z["K"], meta=meta)
+            return cls(kind, names, features=[z[f"F_{k}"] for k in range(len(names))], meta=meta)
+
+
+def _bank_mkc3(X, G, D, d: int = 2, sigma: float | None = None, normalize: str = "trace"):
+    """MKC paper Sect. 5.2: K1 = x'y, K2 = (1 + x'y)^d, K3 = exp(-||x-y||^2 / 2 sigma).
+
+    The paper gives neither d nor sigma. Defaults (our choice): d = 2, sigma = the mean squared
+    pairwise distance (over i != j). Kernels are then trace-normalised (mean diagonal 1), the
+    usual practice in multiple kernel learning, because the beta-weighted regulariser of problem
+    (2.6) compares kernels on one scale; ``normalize="none"`` keeps the raw kernels.
+    """
+    n = D.shape[0]
+    if sigma is None:
+        sigma = float(D.sum() / max(n * (n - 1), 1))
+    kernels = [G.copy(), polynomial_from_gram(G, 1.0, d), gaussian_from_sqdist(D, sigma, "mkc")]
+    names = ["linear", f"poly(a=1,b={d})", f"gauss(mkc,sigma={sigma:.6g})"]
+    return kernels, names, {"d": d, "sigma": sigma, "normalize": normalize}
+
+
+RMKKM_T0 = (0.01, 0.05, 0.1, 1.0, 10.0, 50.0, 100.0)
+
+
+def _bank_rmkkm12(X, G, D, t0: Sequence[float] = RMKKM_T0, normalize: str = "unit_diag"):
+    """RMKKM paper Sect. 4.3, built as the authors' code builds it (REFERENCE-CODE.md): seven
+    Gaussian kernels exp(-D / (2 (t0 sqrt(max D))^2)), t0 in {0.01, 0.05, 0.1, 1, 10, 50, 100};
+    four polynomial kernels (a + x'y)^b, a in {0, 1}, b in {2, 4}; the linear kernel, which after
+    the normalisation K_ij / sqrt(K_ii K_jj) is the paper's cosine kernel. The paper's extra
+    "rescaled to [0, 1]" is not in the code and is not applied (``normalize`` can change that).
+    Note: with t0 = 50 and 100 the Gaussian kernels are numerically constant 1, as in the code.
+    The authors' data files are row-normalised first: use ``preprocess="unit"`` (or
+    ``"zscore_unit"`` for YALE and ORL) to match them.
+    """
+    kernels = [gaussian_from_sqdist(D, t, "rmkkm") for t in t0]
+    names = [f"gauss(rmkkm,t0={t:g})" for t in t0]
+    for a in (0.0, 1.0):
+        for b in (2, 4):
+            kernels.append(polynomial_from_gram(G, a, b))
+            names.append(f"poly(a={a:g},b={b})")
+    kernels.append(G.copy())
+    names.append("cosine")
+    return kernels, names, {"t0": list(t0), "normalize": normalize}
+
+
+SCMK_T = (0.01, 0.05, 0.1, 1.0, 10.0, 50.0, 100.0)
+
+
+def _bank_scmk12(X, G, D, t: Sequence[float] = SCMK_T, normalize: str = "max"):
+    """SCMK paper, Experiment Setup: seven Gaussian kernels exp(-D / (t d_max^2)), t in
+    {0.01, 0.05, 0.1, 1, 10, 50, 100}; the linear kernel x'y; four polynomial kernels (a + x'y)^b,
+    a in {0, 1}, b in {2, 4}; "all kernels are rescaled to [0, 1] by dividing each element by the
+    largest pair-wise squared distance".
+
+    That sentence cannot hold literally (dividing by a distance does not map onto [0, 1]). Our
+    choice, ``normalize="max"``: divide each kernel by its largest entry, a positive rescaling (PSD
+    kept) after which every entry lies in [0, 1] for the non-negative kernels and the largest is 1.
+    ``normalize="feature_sqdist"`` is the literal reading (divide by the largest squared distance
+    the kernel induces). REFERENCE-CODE.md notes that the SCMK authors' shipped YALE kernels equal
+    the ``rmkkm12`` bank, which reproduces their numbers more closely.
+    """
+    kernels = [gaussian_from_sqdist(D, ti, "scmk") for ti in t]
+    names = [f"gauss(scmk,t={ti:g})" for ti in t]
+    kernels.append(G.copy())
+    names.append("linear")
+    for a in (0.0, 1.0):
+        for b in (2, 4):
+            kernels.append(polynomial_from_gram(G, a, b))
+            names.append(f"poly(a={a:g},b={b})")
+    return kernels, names, {"t": list(t), "normalize": normalize}
+
+
+def _bank_gauss_grid(X, G, D, widths: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0),
+                     reference: str = "mean", normalize: str = "none"):
+    """Gaussian kernels exp(-D / (2 sigma^2)) with sigma = w * sqrt(ref) for each w in ``widths``;
+    ref is the mean (default), median or max squared pairwise distance over i != j, or 1 for
+    ``reference="none"`` (widths are then absolute sigmas)."""
+    off = D[~np.eye(D.shape[0], dtype=bool)]
+    refs = {"mean": lambda: off.mean(), "median": lambda: np.median(off), "max": lambda: off.max(),
+            "none": lambda: 1.0}
+    if reference not in refs:
+        raise ValueError(f"reference must be one of {sorted(refs)}, got {reference!r}")
+    ref = float(refs[reference]()) if off.size else 1.0
+    sigmas = [float(w) * np.sqrt(ref) for w in widths]
+    kernels = [gaussian_from_sqdist(D, s, "sigma") for s in sigmas]
+    names = [f"gauss(sigma={w:g}*sqrt({reference}))" for w in widths]
+    return kernels, names, {"widths": list(map(float, widths)), "reference": reference,
+                            "reference_value": ref, "sigmas": sigmas, "normalize": normalize}
+
+
+BANKS: dict[str, Callable] = {
+    "mkc3": _bank_mkc3,
+    "rmkkm12": _bank_rmkkm12,
+    "scmk12": _bank_scmk12,
+    "gauss_grid": _bank_gauss_grid,
+}
+
+
+def _views_linear(X, G, D, views=None, normalize: str = "none"):
+    """One linear kernel per view (the GUMKL paper's setup, Sect. 5: "the linear kernel function was
+    applied on the attribute vectors of each modality"). ``views`` lists the column blocks, as
+    ``[start, stop]`` pairs or dicts with ``name``, ``start``, ``stop`` (the ``views`` entry of a
+    multi-view Dataset's meta)."""
+    if not views:
+        raise ValueError("bank 'views_linear' needs the option views=[...] (the dataset's view blocks)")
+    kernels, names = [], []
+    for v, view in enumerate(views):
+        if isinstance(view, dict):
+            name, start, stop = view.get("name", f"view{v}"), int(view["start"]), int(view["stop"])
+        else:
+            (start, stop), name = view, f"view{v}"
+        if not (0 <= start < stop <= X.shape[1]):
+            raise ValueError(f"view {name!r} columns [{start}, {stop}) out of range for d={X.shape[1]}")
+        kernels.append(gram(X[:, start:stop]))
+        names.append(f"linear({name})")
+    return kernels, names, {"views": list(views), "normalize": normalize}
+
+
+BANKS["views_linear"] = _views_linear
+BANK_NAMES = tuple(sorted(BANKS))
+
+
+def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | None = None,
+               energy: float | None = None, **options) -> KernelBank:
+    """Compute the named kernel bank on data X (n, d), dense or scipy-sparse.
+
+    ``preprocess`` transforms X first (:data:`PREPROCESS`); ``options`` are the bank's own (see
+    each bank's docstring, e.g. ``d``/``sigma`` for ``mkc3``, ``widths`` for ``gauss_grid``,
+    ``views`` for ``views_linear``, ``normalize`` for all). With ``rank`` or ``energy`` the bank
+    is returned as low-rank features (``kind="features"``, see :func:`feature_map`).
+    """
+    if name not in BANK_NAMES:
+        raise ValueError(f"unknown kernel bank {name!r}; known banks: {', '.join(BANK_NAMES)}")
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if not np.isfinite(X.data).all():
+            raise ValueError("X contains NaN or infinite values")
+    else:
+        X = check_features(X)
+    prep = "none" if preprocess is None else preprocess
+    X = apply_preprocess(X, prep)
+    # views_linear works per column block; every other bank shares one Gram product
+    G, D = (None, None) if name == "views_linear" else (gram(X), None)
+    if G is not None:
+        D = sq_dists_from_gram(G)
+    try:
+        kernels, names, info = BANKS[name](X, G, D, **options)
+    except TypeError as exc:
+        raise ValueError(f"bad option for kernel bank {name!r}: {exc}") from None
+    how = info.get("normalize", "none")
+    K = np.stack([_symmetrize(_normalize(k, how)) for k in kernels])
+    meta = {"bank": name, "preprocess": prep, "n_samples": int(K.shape[1]), **info}
+    if rank is None and energy is None:
+        return KernelBank("gram", names, K=K, meta=meta)
+    feats, infos = [], []
+    for k in K:
+        F, inf = feature_map(k, rank=rank, energy=energy, return_info=True)
+        feats.append(F)
+        infos.append({"rank": inf["rank"], "retained_energy": inf["retained_energy"]})
+    meta.update({"rank": rank, "energy": energy, "spectrum": infos})
+    return KernelBank("features", names, features=feats, meta=meta)
+
+
+def combine(K: np.ndarray, weights) -> np.ndarray:
+    """sum_k weights[k] * K[k] as one BLAS contraction."""
+    K = np.asarray(K)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (K.shape[0],):
+        raise ValueError(f"need {K.shape[0]} weights, got shape {w.shape}")
+    return np.tensordot(w, K, axes=1)

@@ -1,0 +1,96 @@
+"""Clustering metrics, as the five papers define them.
+
+- :func:`acc`: accuracy under the best one-to-one matching of clusters to classes (Hungarian
+  algorithm, ``scipy.optimize.linear_sum_assignment``), as in the RMKKM and SCMK papers.
+- :func:`majority_acc`: each cluster is labelled with its majority class and the fraction of
+  correctly labelled samples is returned, as the MKC paper (Sect. 5.2, following [27]) and the
+  ODMC paper define clustering accuracy. This is the same number as :func:`purity`; both names are
+  kept because the papers use both.
+- :func:`purity`: sum over clusters of the largest class count, divided by n.
+- :func:`nmi`: normalised mutual information. The default ``average_method="max"`` divides MI by
+  max(H(U), H(V)), as the RMKKM authors' evaluation code does (shared/papers/REFERENCE-CODE.md);
+  ``"arithmetic"`` (scikit-learn's default), ``"geometric"`` and ``"min"`` are available.
+- :func:`rand_index` (Rand 1971) and :func:`ari` (Hubert and Arabie 1985).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, rand_score
+from sklearn.metrics.cluster import contingency_matrix
+
+from mkclust._validation import check_labels
+
+NMI_METHODS = ("max", "arithmetic", "geometric", "min")
+
+
+def _pair(labels_true, labels_pred) -> tuple[np.ndarray, np.ndarray]:
+    t = check_labels(labels_true, "labels_true")
+    p = check_labels(labels_pred, "labels_pred")
+    if t.shape != p.shape:
+        raise ValueError(f"labels_true and labels_pred differ in length: {t.size} vs {p.size}")
+    if t.size == 0:
+        raise ValueError("labels are empty")
+    return t, p
+
+
+def acc(labels_true, labels_pred) -> float:
+    """Accuracy of the best one-to-one map from clusters to classes (Hungarian matching).
+
+    With more clusters than classes (or the reverse) the unmatched clusters count as wrong.
+    """
+    t, p = _pair(labels_true, labels_pred)
+    C = contingency_matrix(t, p)  # classes x clusters
+    rows, cols = linear_sum_assignment(C, maximize=True)
+    return float(C[rows, cols].sum() / t.size)
+
+
+def purity(labels_true, labels_pred) -> float:
+    """Purity: every cluster counts its most frequent class as correct."""
+    t, p = _pair(labels_true, labels_pred)
+    C = contingency_matrix(t, p)
+    return float(C.max(axis=0).sum() / t.size)
+
+
+def majority_acc(labels_true, labels_pred) -> float:
+    """Clustering accuracy of the MKC and ODMC papers: label each cluster by its majority class and
+    count correct labels. Numerically identical to :func:`purity`."""
+    return purity(labels_true, labels_pred)
+
+
+def nmi(labels_true, labels_pred, average_method: str = "max") -> float:
+    """Normalised mutual information; ``average_method`` is one of ``max`` (default, the RMKKM
+    authors' code), ``arithmetic``, ``geometric`` or ``min``."""
+    if average_method not in NMI_METHODS:
+        raise ValueError(f"average_method must be one of {NMI_METHODS}, got {average_method!r}")
+    t, p = _pair(labels_true, labels_pred)
+    return float(normalized_mutual_info_score(t, p, average_method=average_method))
+
+
+def rand_index(labels_true, labels_pred) -> float:
+    """Rand index: fraction of sample pairs on which the two partitions agree."""
+    t, p = _pair(labels_true, labels_pred)
+    return float(rand_score(t, p))
+
+
+def ari(labels_true, labels_pred) -> float:
+    """Adjusted Rand index."""
+    t, p = _pair(labels_true, labels_pred)
+    return float(adjusted_rand_score(t, p))
+
+
+#: the metrics a run record stores, by name
+METRICS = {
+    "acc": acc,
+    "majority_acc": majority_acc,
+    "nmi": nmi,
+    "purity": purity,
+    "ri": rand_index,
+    "ari": ari,
+}
+
+
+def evaluate(labels_true, labels_pred) -> dict[str, float]:
+    """All metrics of :data:`METRICS` as a dict (the ``metrics`` field of a run record)."""
+    return {name: fn(labels_true, labels_pred) for name, fn in METRICS.items()}

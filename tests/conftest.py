@@ -1,0 +1,16 @@
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+
+@pytest.fixture
+def blobs():
+    """Three well-separated Gaussian blobs in 5-d (known structure)."""
+    X, y = make_blobs(n_samples=150, centers=3, n_features=5, cluster_std=0.5, center_box=(-20, 20),
+                      random_state=3)
+    return X, y
+
+
+def gaussian_gram(X, sigma):
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    return np.exp(-D / (2 * sigma**2))

@@ -1,0 +1,142 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mkclust import kernels
+from mkclust.datasets import load
+from mkclust.kernels import KernelBank, build_bank, feature_map
+
+
+@pytest.fixture(scope="module")
+def X():
+    return load("digits1v7").X[:120]
+
+
+def assert_psd_symmetric(K):
+    for k in K:
+        assert np.array_equal(k, k.T), "not exactly symmetric"
+        lam_min = np.linalg.eigvalsh(k)[0]
+        assert lam_min >= -1e-8 * np.linalg.norm(k, 2)
+
+
+@pytest.mark.parametrize("bank,m", [("mkc3", 3), ("rmkkm12", 12), ("scmk12", 12), ("gauss_grid", 5)])
+def test_banks_psd_symmetric(X, bank, m):
+    b = build_bank(bank, X)
+    assert b.K.shape == (m, X.shape[0], X.shape[0]) and len(b.names) == m
+    assert_psd_symmetric(b.K)
+    assert b.meta["bank"] == bank
+
+
+def test_rmkkm12_as_the_authors_code(X):
+    b = build_bank("rmkkm12", X, preprocess="unit")
+    np.testing.assert_allclose(np.diagonal(b.K, axis1=1, axis2=2), 1.0, atol=1e-12)
+    # Gaussian t0 = 50, 100 are numerically constant 1 (REFERENCE-CODE.md)
+    assert np.abs(b.K[5] - 1).max() < 1e-3 and np.abs(b.K[6] - 1).max() < 1e-3
+    # the last kernel is the cosine kernel
+    Xu = X / np.linalg.norm(X, axis=1, keepdims=True)
+    np.testing.assert_allclose(b.K[11], Xu @ Xu.T, atol=1e-12)
+    # the Gaussian width: delta = t0 * max distance, exp(-D / 2 delta^2)
+    D = ((Xu[:, None] - Xu[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(b.K[3], np.exp(-D / (2 * (1.0 * np.sqrt(D.max())) ** 2)), atol=1e-10)
+    # (x'y + 1)^4, normalised
+    P = (Xu @ Xu.T + 1) ** 4
+    d = np.sqrt(np.diag(P))
+    assert b.names[10] == "poly(a=1,b=4)"
+    np.testing.assert_allclose(b.K[10], P / d[:, None] / d[None], atol=1e-12)
+
+
+def test_scmk12_rescaled(X):
+    b = build_bank("scmk12", X)
+    assert b.K.min() >= 0  # pixel data: every kernel is non-negative
+    np.testing.assert_allclose(b.K.max(axis=(1, 2)), 1.0)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    G = np.exp(-D / (0.1 * D.max()))
+    np.testing.assert_allclose(b.K[2], G / G.max(), atol=1e-12)
+
+
+def test_mkc3_defaults(X):
+    b = build_bank("mkc3", X)
+    np.testing.assert_allclose(np.trace(b.K, axis1=1, axis2=2), X.shape[0])  # trace-normalised
+    raw = build_bank("mkc3", X, d=3, sigma=50.0, normalize="none")
+    np.testing.assert_allclose(raw.K[1], (1 + X @ X.T) ** 3, rtol=1e-12)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(raw.K[2], np.exp(-D / 100.0), atol=1e-12)
+
+
+def test_gaussian_conventions_hand_computed():
+    x = np.array([[0.0, 0.0], [3.0, 4.0]])  # squared distance 25
+    e = np.exp
+    assert kernels.gaussian_kernel(x, 2.0, "sigma")[0, 1] == pytest.approx(e(-25 / 8))
+    assert kernels.gaussian_kernel(x, 2.0, "mkc")[0, 1] == pytest.approx(e(-25 / 4))
+    assert kernels.gaussian_kernel(x, 0.5, "rmkkm")[0, 1] == pytest.approx(e(-25 / (2 * 0.25 * 25)))
+    assert kernels.gaussian_kernel(x, 0.5, "scmk")[0, 1] == pytest.approx(e(-25 / (0.5 * 25)))
+    with pytest.raises(ValueError, match="convention"):
+        kernels.gaussian_kernel(x, 1.0, "nope")
+    assert kernels.polynomial_kernel(x, 1.0, 2)[1, 1] == pytest.approx(26.0**2)
+    assert kernels.cosine_kernel(np.array([[1.0, 0.0], [1.0, 1.0]]))[0, 1] == pytest.approx(1 / np.sqrt(2))
+
+
+def test_views_linear_sums_to_full_linear_kernel():
+    ds = load("digits_views")
+    X = ds.X[:200]
+    b = build_bank("views_linear", X, views=ds.meta["views"])
+    assert b.n_kernels == len(ds.meta["views"])
+    # the view blocks partition the columns, so their linear kernels add up to X X'
+    np.testing.assert_allclose(b.K.sum(axis=0), X @ X.T, rtol=1e-10)
+    with pytest.raises(ValueError, match="views"):
+        build_bank("views_linear", X)
+
+
+def test_sparse_input_equals_dense(X):
+    dense = build_bank("rmkkm12", X, preprocess="unit")
+    sparse = build_bank("rmkkm12", sp.csr_matrix(X), preprocess="unit")
+    np.testing.assert_allclose(sparse.K, dense.K, atol=1e-12)
+
+
+def test_feature_map_exact_and_truncated(X):
+    K = build_bank("gauss_grid", X).K[2]
+    F = feature_map(K)
+    np.testing.assert_allclose(F @ F.T, K, atol=1e-8 * np.abs(K).max())
+    lam = np.sort(np.linalg.eigvalsh(K))[::-1]
+    Fr = feature_map(K, rank=10)
+    assert Fr.shape == (K.shape[0], 10)
+    # Eckart-Young: the rank-10 error is exactly the dropped spectrum
+    err = np.linalg.norm(K - Fr @ Fr.T, "fro") ** 2
+    assert err == pytest.approx((lam[10:] ** 2).sum(), rel=1e-6)
+    Fe, info = feature_map(K, energy=0.9, return_info=True)
+    pos = lam[lam > 0]
+    r = info["rank"]
+    assert pos[:r].sum() / pos.sum() >= 0.9 > pos[: r - 1].sum() / pos.sum()
+    with pytest.raises(ValueError, match="energy"):
+        feature_map(K, energy=1.5)
+
+
+def test_bank_save_load_both_kinds(X, tmp_path):
+    g = build_bank("mkc3", X)
+    g.save(tmp_path / "g.npz")
+    back = KernelBank.load(tmp_path / "g.npz")
+    assert back.kind == "gram" and back.names == g.names and back.meta == g.meta
+    np.testing.assert_array_equal(back.K, g.K)
+    f = build_bank("mkc3", X, rank=15)
+    assert f.kind == "features" and all(F.shape == (X.shape[0], 15) for F in f.features)
+    f.save(tmp_path / "f.npz")
+    fb = KernelBank.load(tmp_path / "f.npz")
+    np.testing.assert_array_equal(fb.features[1], f.features[1])
+    assert fb.meta["spectrum"][0]["rank"] == 15
+    np.testing.assert_allclose(fb.gram()[0], f.features[0] @ f.features[0].T)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_bad_input():
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    X[4, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        build_bank("mkc3", X)
+    with pytest.raises(ValueError, match="unknown kernel bank"):
+        build_bank("nope", np.ones((3, 2)))
+    with pytest.raises(ValueError, match="bad option"):
+        build_bank("mkc3", np.eye(3), degree=2)
+    with pytest.raises(ValueError, match="preprocessing"):
+        build_bank("mkc3", np.eye(3), preprocess="whiten")
+    with pytest.raises(ValueError, match="square"):
+        feature_map(np.ones((3, 4)))
