@@ -397,7 +397,10 @@ def _bank_scmk12(X, G, D, t: Sequence[float] = SCMK_T, normalize: str = "max"):
     return kernels, names, {"t": list(t), "normalize": normalize}
 
 
-def _bank_gauss_grid(X, G, D, widths: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0),
+GAUSS_GRID_WIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+def _bank_gauss_grid(X, G, D, widths: Sequence[float] = GAUSS_GRID_WIDTHS,
                      reference: str = "mean", normalize: str = "none"):
     """Gaussian kernels exp(-D / (2 sigma^2)) with sigma = w * sqrt(ref) for each w in ``widths``;
     ref is the mean (default), median or max squared pairwise distance over i != j, or 1 for
@@ -410,7 +413,7 @@ def _bank_gauss_grid(X, G, D, widths: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.
     ref = float(refs[reference]()) if off.size else 1.0
     sigmas = [float(w) * np.sqrt(ref) for w in widths]
     kernels = [gaussian_from_sqdist(D, s, "sigma") for s in sigmas]
-    names = [f"gauss(sigma={w:g}*sqrt({reference}))" for w in widths]
+    names = [f"gauss(w={w:g},ref={reference})" for w in widths]  # sigma = w * sqrt(ref)
     return kernels, names, {"widths": list(map(float, widths)), "reference": reference,
                             "reference_value": ref, "sigmas": sigmas, "normalize": normalize}
 
@@ -445,6 +448,21 @@ def _views_linear(X, G, D, views=None, normalize: str = "none"):
 
 BANKS["views_linear"] = _views_linear
 BANK_NAMES = tuple(sorted(BANKS))
+
+
+def bank_size(name: str, **options) -> int | None:
+    """How many kernels bank ``name`` yields with these options, known without data; None where it
+    depends on the data (``views_linear`` without explicit views)."""
+    sizes = {
+        "mkc3": lambda: 3,
+        "rmkkm12": lambda: len(options.get("t0", RMKKM_T0)) + 5,
+        "scmk12": lambda: len(options.get("t", SCMK_T)) + 5,
+        "gauss_grid": lambda: len(options.get("widths", GAUSS_GRID_WIDTHS)),
+        "views_linear": lambda: len(options["views"]) if options.get("views") else None,
+    }
+    if name not in sizes:
+        raise ValueError(f"unknown kernel bank {name!r}; known banks: {', '.join(BANK_NAMES)}")
+    return sizes[name]()
 
 
 def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | None = None,

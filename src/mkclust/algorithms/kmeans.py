@@ -11,11 +11,15 @@ one (n, n) x (n, c) BLAS product per iteration: O(n^2 c), no loop over samples.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer
+
+log = logging.getLogger(__name__)
 
 
 def cluster_distances(K: np.ndarray, diag: np.ndarray, labels: np.ndarray, n_clusters: int,
@@ -103,9 +107,11 @@ def kernel_kmeans(K: np.ndarray, labels: np.ndarray, n_clusters: int, max_iter: 
         if np.array_equal(new, labels):
             n_iter -= 1
             break
+        changed = int(np.count_nonzero(new != labels))
         labels = new
         dist = cluster_distances(K, diag, labels, n_clusters, sample_weight)
         trace.append(float(w @ dist[idx, labels]))
+        log.debug("kernel k-means iteration %d: objective %.10g, %d labels changed", n_iter, trace[-1], changed)
     return labels, trace[-1], trace, n_iter
 
 
@@ -165,9 +171,11 @@ class KernelKMeans(BaseClusterer):
         diag = np.diag(K).copy()
         n_init = 1 if not isinstance(self.init, str) else int(self.n_init)
         best = None
-        for _ in range(n_init):
+        for restart in range(n_init):
             labels0, centers = self._initial_labels(K, diag, rng)
             labels, obj, trace, n_iter = kernel_kmeans(K, labels0, self.n_clusters, self.max_iter, diag=diag)
+            log.info("KernelKMeans restart %d/%d: objective %.10g after %d iterations", restart + 1, n_init,
+                     obj, n_iter)
             if best is None or obj < best[1]:
                 best = (labels, obj, trace, n_iter, centers)
         self.labels_, self.objective_, self.objective_trace_, self.n_iter_, self.init_centers_ = best

@@ -22,6 +22,9 @@ Both label rows with scikit-learn's KMeans (``n_init`` restarts).
 
 from __future__ import annotations
 
+import logging
+import time
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
@@ -29,6 +32,8 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer, check_affinity
+
+log = logging.getLogger(__name__)
 
 #: largest n for the dense eigensolver (O(n^3) but robust); eigsh above
 DENSE_LIMIT = 4000
@@ -71,7 +76,10 @@ class _SpectralBase(BaseClusterer):
     def fit(self, K, y=None):
         W = check_affinity(self._validate_kernel(K), self.negative)
         rng = check_random_state(self.random_state)
+        t0 = time.perf_counter()
         U, dinv, lam = normalized_affinity_embedding(W, self.n_clusters, rng)
+        log.info("%s: %d leading eigenvectors of n=%d in %.3f s; eigenvalues %s", type(self).__name__,
+                 self.n_clusters, W.shape[0], time.perf_counter() - t0, np.round(lam, 6).tolist())
         self.eigenvalues_ = lam
         self.embedding_ = self._rows(U, dinv)
         km = KMeans(n_clusters=self.n_clusters, n_init=self.n_init, random_state=rng).fit(self.embedding_)

@@ -1,0 +1,54 @@
+# mkclust: datasets -> kernel banks -> runs -> results tables -> paper tables and figures.
+# All science lives in src/mkclust; the rules only wire its functions to files (see DESIGN).
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+# the workflow always uses this checkout's package, installed or not
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+
+# The default run is config.yaml. A --configfile replaces it (instead of being deep-merged into it,
+# which would mix the default experiments into every other configuration).
+if not workflow.overwrite_configfiles:
+    configfile: str(Path(workflow.basedir) / "config.yaml")
+
+validate(config, str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
+
+from mkclust.experiments import ConfigError, plan
+
+try:
+    PLAN = plan(config)
+except ConfigError as exc:
+    raise ValueError(f"config: {exc}") from None
+
+DATA = PLAN.data_dir
+FIGS = PLAN.figures_dir
+RUNS = PLAN.run_lookup()
+ENV = "../../envs/mkclust.yaml"  # relative to workflow/rules/
+
+wildcard_constraints:
+    dataset=r"[^/]+",
+    bank=r"[^/]+",
+    experiment=r"[^/]+",
+    algorithm=r"[^/]+",
+    param_id=r"[^/]+",
+    seed=r"\d+",
+    paper=r"[^/]+",
+    name=r"[^/]+",
+
+include: "workflow/rules/datasets.smk"
+include: "workflow/rules/kernels.smk"
+include: "workflow/rules/runs.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        PLAN.results_targets(),
+        PLAN.table_targets(),
+        PLAN.figure_targets(),
+    default_target: True

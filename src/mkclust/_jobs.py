@@ -1,0 +1,35 @@
+"""Setup shared by the workflow's job scripts: logging to the rule's log file, the BLAS thread
+limit of the job, and a logged traceback on failure."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def job(smk, name: str) -> Iterator[logging.Logger]:
+    """Run a workflow job's body: log to ``smk.log[0]`` (and stderr), limit BLAS/OpenMP threads to
+    ``smk.threads`` for the whole job, log any exception with its traceback, then re-raise it."""
+    from threadpoolctl import threadpool_limits
+
+    threads = int(getattr(smk, "threads", 1) or 1)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    handlers = [logging.StreamHandler(sys.stderr)]
+    if smk.log:
+        handlers.append(logging.FileHandler(smk.log[0], mode="w"))
+    logging.basicConfig(level=logging.DEBUG, handlers=handlers, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log = logging.getLogger(f"mkclust.job.{name}")
+    log.info("start %s with %d thread(s)", name, threads)
+    with threadpool_limits(limits=threads):
+        try:
+            yield log
+        except Exception:
+            log.exception("%s failed", name)
+            raise
+    log.info("done %s", name)

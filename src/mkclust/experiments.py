@@ -1,0 +1,412 @@
+"""Experiments: from a configuration to run specifications, one run to a run record, run records to
+a results table.
+
+The workflow (``Snakefile``) only wires these functions to files:
+
+- :func:`plan` expands every ``experiments:`` entry of the configuration into :class:`Run` objects,
+  one per (experiment, algorithm, dataset, bank, parameter set, seed), and checks the
+  configuration's meaning (registered datasets, banks, algorithms, parameters) so that a wrong
+  configuration stops before any job runs, with a message naming the key.
+- :func:`run_one` loads a processed dataset and a kernel bank, fits one estimator and returns the run
+  record of DESIGN.md.
+- :func:`records_to_frame` flattens run records into the rows of ``data/results/<experiment>.csv``.
+
+Parameter grids: in an algorithm's ``grid`` every key lists values; the runs cover their Cartesian
+product (combined with the fixed ``params``). The special parameter ``kernel`` picks the kernel of
+a bank for single-kernel estimators: an index, ``"ew"`` (the equal-weight average of the bank's
+kernels), or, in a grid, ``"all"`` (every index of the bank).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import logging
+import platform
+import re
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mkclust import metrics as _metrics
+from mkclust.algorithms import ALGORITHMS, get_estimator
+from mkclust.datasets import REGISTRY as DATASETS
+from mkclust.datasets import Dataset
+from mkclust.kernels import BANKS, KernelBank, bank_size
+
+log = logging.getLogger("mkclust.experiments")
+
+SEED_RULES = ("mean", "best_objective")
+PARAM_RULES = ("only", "mean", "best_param_by_metric")
+NO_BANK = "none"  # bank component of runs of estimators that take the data matrix
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run; the message names the offending key."""
+
+
+# ------------------------------------------------------------------------------------------------
+# planning
+# ------------------------------------------------------------------------------------------------
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def param_id(params: dict) -> str:
+    """A stable, readable folder name for a parameter set: ``k1=v1,k2=v2`` (sorted keys), or
+    ``default`` for no parameters; long or unusual ones become ``p-<sha1 prefix>``."""
+    if not params:
+        return "default"
+    slug = ",".join(f"{k}={_fmt(params[k])}" for k in sorted(params))
+    if len(slug) <= 80 and re.fullmatch(r"[A-Za-z0-9_.=,+\-]+", slug):
+        return slug
+    digest = hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
+    return f"p-{digest[:12]}"
+
+
+@dataclass(frozen=True)
+class Run:
+    experiment: str
+    algorithm: str  # the label in the config (a column of the tables)
+    estimator: str  # registry name
+    dataset: str
+    bank: str
+    params_json: str
+    seed: int
+    timing: bool = False
+
+    @property
+    def params(self) -> dict:
+        return json.loads(self.params_json)
+
+    @property
+    def param_id(self) -> str:
+        return param_id(self.params)
+
+    def path(self, data_dir: str = "data") -> str:
+        return (f"{data_dir}/runs/{self.experiment}/{self.algorithm}/{self.dataset}/{self.bank}/"
+                f"{self.param_id}/seed{self.seed}.json")
+
+
+@dataclass
+class Plan:
+    """Everything the workflow needs to know, computed once from the configuration."""
+
+    config: dict
+    runs: list[Run] = field(default_factory=list)
+    datasets: dict[str, dict] = field(default_factory=dict)  # name -> {loader, options}
+    banks: dict[str, dict] = field(default_factory=dict)  # name -> {bank, preprocess, ...}
+    outputs: dict[str, dict] = field(default_factory=dict)  # experiment -> tables, figures
+
+    @property
+    def data_dir(self) -> str:
+        return self.config.get("data_dir", "data")
+
+    @property
+    def figures_dir(self) -> str:
+        return self.config.get("figures_dir", "figures")
+
+    def run_lookup(self) -> dict[tuple, Run]:
+        return {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, str(r.seed)): r for r in self.runs}
+
+    def runs_of(self, experiment: str) -> list[Run]:
+        return [r for r in self.runs if r.experiment == experiment]
+
+    def table_targets(self) -> list[str]:
+        out = []
+        for exp, o in self.outputs.items():
+            paper = self.config["experiments"][exp]["paper"]
+            for t in o["tables"]:
+                out += [f"{self.figures_dir}/{paper}/{t}.{ext}" for ext in ("csv", "md", "tex")]
+        return out
+
+    def figure_targets(self) -> list[str]:
+        out = []
+        for exp, o in self.outputs.items():
+            paper = self.config["experiments"][exp]["paper"]
+            for f in o["figures"]:
+                out += [f"{self.figures_dir}/{paper}/{f}.{ext}" for ext in ("png", "pdf")]
+        return out
+
+    def results_targets(self) -> list[str]:
+        return [f"{self.data_dir}/results/{e}.csv" for e in self.config.get("experiments", {})]
+
+
+def _grid(values: dict, where: str, bank_sizes: dict[str, int | None], bank: str) -> list[dict]:
+    keys, lists = [], []
+    for k, v in values.items():
+        if k == "kernel" and v == "all":
+            m = bank_sizes.get(bank)
+            if m is None:
+                raise ConfigError(f"{where}: kernel: all needs a bank of known size; list the indices")
+            v = list(range(m))
+        if not isinstance(v, list) or not v:
+            raise ConfigError(f"{where}.grid.{k}: a grid entry must be a non-empty list, got {v!r}")
+        keys.append(k)
+        lists.append(v)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
+
+
+def _bank_spec(config: dict, name: str, where: str) -> dict:
+    banks = config.get("kernel_banks") or {}
+    spec = dict(banks.get(name) or {})
+    if name not in banks and name not in BANKS:
+        raise ConfigError(f"{where}: kernel bank {name!r} is neither declared under kernel_banks nor a "
+                          f"built-in bank ({', '.join(sorted(BANKS))})")
+    spec.setdefault("bank", name)
+    if spec["bank"] not in BANKS:
+        raise ConfigError(f"kernel_banks.{name}.bank: unknown bank {spec['bank']!r}; known: {', '.join(sorted(BANKS))}")
+    return spec
+
+
+def _dataset_spec(config: dict, name: str, where: str) -> dict:
+    declared = config.get("datasets") or {}
+    if name not in declared:
+        raise ConfigError(f"{where}: dataset {name!r} is not declared under datasets:")
+    opts = dict(declared[name] or {})
+    loader = opts.pop("loader", name)
+    if loader not in DATASETS:
+        raise ConfigError(f"datasets.{name}: unknown dataset loader {loader!r}; registered: "
+                          f"{', '.join(sorted(DATASETS))}")
+    return {"loader": loader, "options": opts}
+
+
+def plan(config: dict) -> Plan:
+    """Expand the configuration into runs and outputs, checking its meaning."""
+    p = Plan(config=config)
+    experiments = config.get("experiments") or {}
+    for exp, e in experiments.items():
+        where = f"experiments.{exp}"
+        seeds = e.get("seeds", [0])
+        for ds in e["datasets"]:
+            p.datasets[ds] = _dataset_spec(config, ds, f"{where}.datasets")
+        exp_banks = e.get("banks", [])
+        for b in exp_banks:
+            p.banks[b] = _bank_spec(config, b, f"{where}.banks")
+        for label, a in e["algorithms"].items():
+            a = a or {}
+            awhere = f"{where}.algorithms.{label}"
+            est_name = a.get("algorithm", label)
+            if est_name not in ALGORITHMS:
+                raise ConfigError(f"{awhere}: unknown algorithm {est_name!r}; registered: "
+                                  f"{', '.join(sorted(ALGORITHMS))}")
+            cls = ALGORITHMS[est_name]
+            valid = set(cls().get_params()) | ({"kernel"} if cls.input_kind == "kernel" else set())
+            fixed = dict(a.get("params") or {})
+            grid_keys = set((a.get("grid") or {}))
+            bad = sorted((set(fixed) | grid_keys) - valid)
+            if bad:
+                raise ConfigError(f"{awhere}: {est_name} has no parameter(s) {bad}; it takes {sorted(valid)}")
+            if "random_state" in fixed or "random_state" in grid_keys:
+                raise ConfigError(f"{awhere}: random_state comes from the experiment's seeds, not params")
+            if cls.input_kind == "features":
+                banks = [NO_BANK]
+            else:
+                banks = a.get("banks", exp_banks)
+                if not banks:
+                    raise ConfigError(f"{awhere}: {est_name} needs a kernel bank (experiment or algorithm banks:)")
+                for b in banks:
+                    p.banks[b] = _bank_spec(config, b, f"{awhere}.banks")
+            alg_seeds = a.get("seeds", seeds)
+            for bank in banks:
+                sizes = {bank: bank_size(p.banks[bank]["bank"], **_bank_options(p.banks[bank]))} if bank != NO_BANK else {}
+                for combo in _grid(a.get("grid") or {}, awhere, sizes, bank):
+                    params = {**fixed, **combo}
+                    for ds in e["datasets"]:
+                        for seed in alg_seeds:
+                            p.runs.append(Run(exp, label, est_name, ds, bank,
+                                              json.dumps(params, sort_keys=True), int(seed),
+                                              bool(e.get("timing", False))))
+        p.outputs[exp] = {"tables": dict(e.get("tables") or {}), "figures": dict(e.get("figures") or {})}
+        labels = set(e["algorithms"])
+        for kind in ("tables", "figures"):
+            for name, spec in p.outputs[exp][kind].items():
+                for col in (spec or {}).get("columns", {}).values():
+                    if col.get("algorithm", "") not in labels:
+                        raise ConfigError(f"{where}.{kind}.{name}: column refers to algorithm "
+                                          f"{col.get('algorithm')!r}, not one of {sorted(labels)}")
+    seen: dict[str, Run] = {}
+    for r in p.runs:
+        key = r.path()
+        if key in seen:
+            raise ConfigError(f"experiments.{r.experiment}: two runs write {key}; make the algorithm labels "
+                              "or parameter grids distinct")
+        seen[key] = r
+    return p
+
+
+def _bank_options(spec: dict) -> dict:
+    return {k: v for k, v in spec.items() if k not in ("bank", "preprocess", "rank", "energy")}
+
+
+# ------------------------------------------------------------------------------------------------
+# building datasets and banks (called by the workflow's scripts)
+# ------------------------------------------------------------------------------------------------
+
+
+def make_dataset(spec: dict) -> Dataset:
+    """Load a dataset from its planned spec ``{loader, options}``."""
+    from mkclust.datasets import load
+
+    return load(spec["loader"], **spec.get("options", {}))
+
+
+def make_bank(spec: dict, ds: Dataset) -> KernelBank:
+    """Build a kernel bank from its config spec on a dataset; ``views_linear`` takes the dataset's
+    view blocks from its meta unless given."""
+    from mkclust.kernels import build_bank
+
+    opts = _bank_options(spec)
+    if spec["bank"] == "views_linear" and "views" not in opts:
+        if "views" not in ds.meta:
+            raise ConfigError(f"bank views_linear needs a multi-view dataset; {ds.meta.get('name')} has no views")
+        opts["views"] = ds.meta["views"]
+    return build_bank(spec["bank"], ds.X, preprocess=spec.get("preprocess", "none"),
+                      rank=spec.get("rank"), energy=spec.get("energy"), **opts)
+
+
+# ------------------------------------------------------------------------------------------------
+# one run
+# ------------------------------------------------------------------------------------------------
+
+
+def _versions() -> dict:
+    """Versions of the packages a result depends on (read from metadata: nothing is imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("mkclust", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def _jsonable(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return v
+
+
+STANDARD_ATTRS = {"labels_", "objective_", "objective_trace_", "n_iter_", "kernel_weights_"}
+
+
+def _diagnostics(est, max_size: int = 1000) -> dict:
+    """Fitted attributes beyond the standard ones that are small enough to keep in a record."""
+    out = {}
+    for k, v in vars(est).items():
+        if not k.endswith("_") or k.startswith("_") or k in STANDARD_ATTRS:
+            continue
+        if isinstance(v, np.ndarray) and v.size > max_size:
+            continue
+        if isinstance(v, (list, tuple)) and len(v) > max_size:
+            continue
+        if v is None or isinstance(v, (int, float, str, bool, np.ndarray, np.generic, list, tuple, dict)):
+            out[k] = _jsonable(v)
+    return out
+
+
+def select_kernel(K: np.ndarray, names: list[str], choice) -> tuple[np.ndarray, str]:
+    """The kernel a single-kernel run uses: an index into the bank or ``"ew"`` (equal weights)."""
+    if choice is None:
+        if K.shape[0] != 1:
+            raise ConfigError(f"the bank holds {K.shape[0]} kernels; set the parameter kernel "
+                              "(an index, 'ew', or 'all' in a grid)")
+        return K[0], names[0]
+    if choice == "ew":
+        return K.mean(axis=0), "equal-weight mean of " + "+".join(names)
+    idx = int(choice)
+    if not 0 <= idx < K.shape[0]:
+        raise ConfigError(f"kernel={choice} is out of range for a bank of {K.shape[0]} kernels")
+    return K[idx], names[idx]
+
+
+def run_one(run: Run, dataset_path, bank_path=None) -> dict:
+    """Fit ``run``'s estimator on its dataset and bank and return the run record (DESIGN.md)."""
+    ds = Dataset.load(dataset_path)
+    params = run.params
+    kernel_choice = params.pop("kernel", None)
+    params.setdefault("n_clusters", ds.n_classes)
+    est = get_estimator(run.estimator, random_state=run.seed, **params)
+    kernel_name = None
+    if est.input_kind == "features":
+        data = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
+    else:
+        bank = KernelBank.load(bank_path)
+        K = bank.gram()
+        if est.input_kind == "kernel":
+            data, kernel_name = select_kernel(K, bank.names, kernel_choice)
+        else:
+            data = K
+    log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d", run.algorithm, run.estimator, run.dataset,
+             run.bank, run.params_json, run.seed, ds.n)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    est.fit(data)
+    fit_seconds, cpu_seconds = time.perf_counter() - wall0, time.process_time() - cpu0
+    labels = np.asarray(est.labels_)
+    rec = {
+        "experiment": run.experiment, "algorithm": run.algorithm, "estimator": run.estimator,
+        "dataset": run.dataset, "bank": run.bank, "params": run.params, "param_id": run.param_id,
+        "seed": run.seed, "n": ds.n, "n_clusters": int(params["n_clusters"]), "kernel_name": kernel_name,
+        "labels": labels.tolist(), "metrics": _metrics.evaluate(ds.y, labels),
+        "objective": _jsonable(getattr(est, "objective_", None)),
+        "objective_trace": _jsonable(getattr(est, "objective_trace_", None)),
+        "kernel_weights": _jsonable(getattr(est, "kernel_weights_", None)),
+        "n_iter": _jsonable(getattr(est, "n_iter_", None)),
+        "fit_seconds": fit_seconds, "cpu_seconds": cpu_seconds,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "timing": run.timing, "dataset_flags": ds.meta.get("flags", []),
+        "versions": _versions(), "diagnostics": _diagnostics(est),
+    }
+    log.info("done in %.3f s (cpu %.3f s): %s", fit_seconds, cpu_seconds,
+             ", ".join(f"{k}={v:.4f}" for k, v in rec["metrics"].items()))
+    return rec
+
+
+# ------------------------------------------------------------------------------------------------
+# aggregation
+# ------------------------------------------------------------------------------------------------
+
+RESULT_COLUMNS = ["experiment", "algorithm", "estimator", "dataset", "bank", "param_id", "params", "seed",
+                  "n", "n_clusters", "kernel_name", "objective", "n_iter", "fit_seconds", "cpu_seconds",
+                  "peak_rss_mb", "timing", "dataset_flags"]
+
+
+def records_to_frame(records: list[dict]):
+    """One flat row per run record: identifiers, ``params`` as JSON plus one ``param.<name>``
+    column per parameter, every metric, objective, iterations, timings."""
+    import pandas as pd
+
+    rows = []
+    for r in records:
+        row = {k: r.get(k) for k in RESULT_COLUMNS}
+        row["params"] = json.dumps(r["params"], sort_keys=True)
+        row["dataset_flags"] = ";".join(r.get("dataset_flags") or [])
+        row.update({f"param.{k}": v for k, v in r["params"].items()})
+        row.update(r["metrics"])
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if len(df):
+        df = df.sort_values(["algorithm", "dataset", "bank", "param_id", "seed"], kind="stable")
+    return df.reset_index(drop=True)
+
+
+def load_records(paths) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]

@@ -1,0 +1,151 @@
+"""Figures from a results table. Each kind is one function ``(results, spec) -> Figure``:
+
+- ``bars``: one group of bars per dataset, one bar per table column (reduced by the same selection
+  rules as tables), the published value as a black mark.
+- ``sweep``: a metric against one parameter of one algorithm (mean over seeds, std as error bars),
+  one line per dataset; ``x: kernel`` uses the kernel names of the bank as tick labels.
+- ``timing``: fit time (``fit_seconds`` or ``cpu_seconds``) against ``n`` or a parameter, median
+  over repeats with min-max bars, one line per algorithm; ``loglog: true`` also fits the slope of
+  log time against log x and writes it in the legend.
+- ``heatmap``: a metric over a grid of two parameters of one algorithm, one panel per dataset.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from mkclust._io import atomic_path  # noqa: E402
+from mkclust.reporting.tables import build_table  # noqa: E402
+
+
+def _xcol(results: pd.DataFrame, x: str) -> str:
+    if x in results.columns:
+        return x
+    if f"param.{x}" in results.columns:
+        return f"param.{x}"
+    raise ValueError(f"results have no column or parameter {x!r}")
+
+
+def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    metric = spec.get("metric", "acc")
+    tidy = build_table(results, {**spec, "metrics": [metric]}, spec.get("datasets"))
+    datasets = list(dict.fromkeys(tidy["dataset"]))
+    cols = list(dict.fromkeys(tidy["column"]))
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(datasets) * max(1, len(cols)) / 3), 3.6))
+    w = 0.8 / max(len(cols), 1)
+    for j, c in enumerate(cols):
+        t = tidy[tidy["column"] == c].set_index("dataset").reindex(datasets)
+        xs = np.arange(len(datasets)) + (j - (len(cols) - 1) / 2) * w
+        label = c + (" †" if t["oracle"].fillna(False).astype(bool).any() else "")
+        ax.bar(xs, t["value"], w, yerr=t["std"].fillna(0), capsize=2, label=label)
+        pub = t["published"]
+        if pub.notna().any():
+            ax.plot(xs, pub, "k_", markersize=12, mew=2, label="published" if j == 0 else None)
+    ax.set_xticks(np.arange(len(datasets)), datasets, rotation=20)
+    ax.set_ylabel(metric)
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=7, ncol=min(len(cols) + 1, 4))
+    ax.set_title(spec.get("title", ""), fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    metric, x = spec.get("metric", "acc"), spec["x"]
+    df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
+    xc = _xcol(df, x)
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ticks = None
+    for ds, g in df.groupby("dataset", sort=False):
+        s = g.groupby(xc)[metric].agg(["mean", "std"]).sort_index()
+        xs = s.index.to_numpy()
+        if x == "kernel":
+            ticks = g.drop_duplicates(xc).set_index(xc)["kernel_name"].sort_index()
+        ax.errorbar(xs, s["mean"], yerr=s["std"].fillna(0), marker="o", capsize=2, label=ds)
+    if ticks is not None:
+        ax.set_xticks(ticks.index.to_numpy(), [str(t)[:22] for t in ticks], rotation=30, ha="right", fontsize=7)
+    elif spec.get("logx"):
+        ax.set_xscale("log")
+    ax.set_xlabel(spec.get("xlabel", x))
+    ax.set_ylabel(metric)
+    ax.legend(fontsize=7)
+    ax.set_title(spec.get("title", ""), fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    x, y = spec.get("x", "n"), spec.get("time", "cpu_seconds")
+    xc = _xcol(results, x)
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for alg, g in results.groupby("algorithm", sort=False):
+        s = g.groupby(xc)[y].agg(["median", "min", "max"]).sort_index()
+        xs = s.index.to_numpy(dtype=float)
+        label = alg
+        if spec.get("loglog") and len(s) >= 2 and (s["median"] > 0).all():
+            slope = np.polyfit(np.log(xs), np.log(s["median"].to_numpy()), 1)[0]
+            label += f" (slope {slope:.2f})"
+        ax.errorbar(xs, s["median"], yerr=[s["median"] - s["min"], s["max"] - s["median"]], marker="o",
+                    capsize=2, label=label)
+    if spec.get("loglog"):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel(spec.get("xlabel", x))
+    ax.set_ylabel(f"{y} (median, min-max)")
+    ax.legend(fontsize=7)
+    ax.set_title(spec.get("title", ""), fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    metric = spec.get("metric", "acc")
+    df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
+    xc, yc = _xcol(df, spec["x"]), _xcol(df, spec["y"])
+    datasets = list(dict.fromkeys(df["dataset"]))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets), 3.2), squeeze=False)
+    for ax, ds in zip(axes[0], datasets):
+        piv = df[df["dataset"] == ds].pivot_table(index=yc, columns=xc, values=metric, aggfunc="mean")
+        im = ax.imshow(piv.to_numpy(), origin="lower", aspect="auto", vmin=0, vmax=1, cmap="viridis")
+        ax.set_xticks(range(piv.shape[1]), [f"{v:g}" if isinstance(v, float) else str(v) for v in piv.columns],
+                      rotation=45, fontsize=7)
+        ax.set_yticks(range(piv.shape[0]), [f"{v:g}" if isinstance(v, float) else str(v) for v in piv.index],
+                      fontsize=7)
+        for (i, j), v in np.ndenumerate(piv.to_numpy()):
+            if not math.isnan(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6, color="w")
+        ax.set_xlabel(spec["x"])
+        ax.set_ylabel(spec["y"])
+        ax.set_title(f"{ds}: {metric}", fontsize=9)
+    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
+    return fig
+
+
+FIGURE_KINDS = {"bars": bars, "sweep": sweep, "timing": timing, "heatmap": heatmap}
+
+
+def make_figure(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    kind = spec.get("kind")
+    if kind not in FIGURE_KINDS:
+        raise ValueError(f"unknown figure kind {kind!r}; known: {', '.join(FIGURE_KINDS)}")
+    if results.empty:
+        raise ValueError("no runs to plot")
+    return FIGURE_KINDS[kind](results, spec)
+
+
+def save_figure(fig: plt.Figure, base: str) -> list[str]:
+    """Write ``base.png`` and ``base.pdf`` atomically and close the figure."""
+    paths = []
+    for ext in ("png", "pdf"):
+        with atomic_path(f"{base}.{ext}") as tmp:
+            fig.savefig(tmp, format=ext, dpi=150)
+        paths.append(f"{base}.{ext}")
+    plt.close(fig)
+    return paths

@@ -1,0 +1,184 @@
+"""Paper tables: many runs become one cell through named selection rules.
+
+A cell (dataset x column x metric) is reduced in two explicit steps:
+
+1. over seeds, per parameter set: ``mean`` (mean and sample std over the repeats) or
+   ``best_objective`` (the run with the lowest final objective, as a paper that keeps the best of k
+   restarts does);
+2. over parameter sets: ``only`` (there must be one), ``mean`` (the average over the grid, e.g.
+   the papers' "-a" average over kernels; std is then the spread over the grid) or
+   ``best_param_by_metric`` (the parameter set with the best ``select_by`` value: an oracle
+   choice, as some papers make, and always labelled as such in the output).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from mkclust._io import atomic_open
+from mkclust.reference import load_reference
+
+SEED_RULES = ("mean", "best_objective")
+PARAM_RULES = ("only", "mean", "best_param_by_metric")
+
+
+def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame:
+    """One row per param_id: value and std of each metric after the seed rule."""
+    rows = []
+    for pid, h in g.groupby("param_id", sort=True):
+        row = {"param_id": pid, "n_runs": len(h)}
+        if seeds == "mean":
+            for m in metrics:
+                row[m] = h[m].mean()
+                row[m + ":std"] = h[m].std(ddof=1) if len(h) > 1 else math.nan
+        elif seeds == "best_objective":
+            if h["objective"].isna().all():
+                raise ValueError(f"best_objective needs run objectives; {pid} has none")
+            best = h.loc[h["objective"].idxmin()]
+            for m in metrics:
+                row[m], row[m + ":std"] = best[m], math.nan
+        else:
+            raise ValueError(f"unknown seed rule {seeds!r}; known: {SEED_RULES}")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params: str = "only",
+                select_by: str | None = None) -> dict:
+    """Reduce the runs of one (dataset, column) to {metric: (value, std)} plus bookkeeping."""
+    if params not in PARAM_RULES:
+        raise ValueError(f"unknown parameter rule {params!r}; known: {PARAM_RULES}")
+    pp = _per_params(g, metrics, seeds)
+    out = {"n_runs": int(pp["n_runs"].sum()), "oracle": False, "chosen": ""}
+    if params == "only":
+        if len(pp) != 1:
+            raise ValueError(f"parameter rule 'only' found {len(pp)} parameter sets "
+                             f"({', '.join(pp['param_id'])}); choose 'mean' or 'best_param_by_metric'")
+        out.update({m: (pp[m].iloc[0], pp[m + ":std"].iloc[0]) for m in metrics})
+        out["chosen"] = pp["param_id"].iloc[0]
+    elif params == "mean":
+        out.update({m: (pp[m].mean(), pp[m].std(ddof=1) if len(pp) > 1 else pp[m + ":std"].iloc[0])
+                    for m in metrics})
+        out["chosen"] = f"mean of {len(pp)}"
+    else:
+        key = select_by or metrics[0]
+        best = pp.loc[pp[key].idxmax()]
+        out.update({m: (best[m], best[m + ":std"]) for m in metrics})
+        out["oracle"], out["chosen"] = True, best["param_id"]
+    return out
+
+
+def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
+    """Keep the runs whose parameters equal ``where``'s values (numbers compared as numbers: a CSV
+    column holding 0 next to missing values reads back as 0.0)."""
+    for k, v in where.items():
+        col = f"param.{k}"
+        if col not in g.columns:
+            return g.iloc[0:0]
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            g = g[pd.to_numeric(g[col], errors="coerce") == v]
+        else:
+            g = g[g[col].astype(str) == str(v)]
+    return g
+
+
+def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = None) -> pd.DataFrame:
+    """The tidy table: one row per (dataset, column, metric) with value, std, published, diff.
+
+    ``spec``: ``metrics`` (list), optional ``columns`` {label: {algorithm, seeds, params, where,
+    published}}, defaults ``seeds`` / ``params`` / ``select_by``, optional ``reference``
+    {paper, table} naming the published numbers (matched by dataset, the column's ``published``
+    name, default its label, and metric).
+    """
+    metrics = list(spec.get("metrics") or ["acc", "nmi", "purity"])
+    columns = spec.get("columns") or {a: {"algorithm": a} for a in results["algorithm"].unique()}
+    datasets = datasets or list(dict.fromkeys(results["dataset"]))
+    ref = None
+    if spec.get("reference"):
+        r = spec["reference"]
+        ref = load_reference(r["paper"], r["table"]).set_index(["dataset", "column", "metric"])["value"]
+    rows = []
+    for ds in datasets:
+        for label, col in columns.items():
+            g = results[(results["dataset"] == ds) & (results["algorithm"] == col.get("algorithm", label))]
+            g = _where(g, col.get("where") or {})
+            if g.empty:
+                continue
+            seeds = col.get("seeds", spec.get("seeds", "mean"))
+            params = col.get("params", spec.get("params", "only"))
+            red = reduce_runs(g, metrics, seeds, params, col.get("select_by", spec.get("select_by")))
+            flags = ";".join(sorted({f for f in g["dataset_flags"].fillna("") if f}))
+            for m in metrics:
+                value, std = red[m]
+                pub = math.nan
+                if ref is not None:
+                    pub = float(ref.get((ds, col.get("published", label), m), math.nan))
+                rows.append({"dataset": ds, "column": label, "metric": m, "value": float(value),
+                             "std": float(std), "published": pub, "diff": float(value) - pub,
+                             "n_runs": red["n_runs"], "seeds_rule": seeds, "params_rule": params,
+                             "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags})
+    return pd.DataFrame(rows, columns=["dataset", "column", "metric", "value", "std", "published", "diff",
+                                       "n_runs", "seeds_rule", "params_rule", "oracle", "chosen", "flags"])
+
+
+def _cell(r, tex: bool = False) -> str:
+    pm = r"$\pm$" if tex else "±"
+    s = f"{r['value']:.3f}"
+    if not math.isnan(r["std"]):
+        s += f" {pm} {r['std']:.3f}"
+    if r["oracle"]:
+        s += r"$^\dagger$" if tex else " †"
+    if not math.isnan(r["published"]):
+        s += f" ({r['published']:.3f})"
+    return s
+
+
+def _wide(tidy: pd.DataFrame, tex: bool) -> tuple[list[str], list[list[str]]]:
+    cols = list(dict.fromkeys(zip(tidy["column"], tidy["metric"])))
+    header = ["dataset"] + [f"{c} {m}" for c, m in cols]
+    body = []
+    for ds, g in tidy.groupby("dataset", sort=False):
+        cells = {(r["column"], r["metric"]): _cell(r, tex) for _, r in g.iterrows()}
+        flags = g["flags"].iloc[0]
+        name = ds + (f" [{flags}]" if flags else "")
+        body.append([name] + [cells.get(k, "–") for k in cols])
+    return header, body
+
+
+def _legend(tidy: pd.DataFrame, title: str) -> str:
+    rules = sorted(set(zip(tidy["seeds_rule"], tidy["params_rule"])))
+    text = (f"{title}. Ours: seed rule / parameter rule = "
+            + "; ".join(f"{s} / {p}" for s, p in rules)
+            + ". In parentheses: the published value.")
+    if tidy["oracle"].any():
+        text += " † oracle choice: the best parameter setting by the true labels (as the paper does)."
+    if (tidy["flags"] != "").any():
+        text += " [flags] mark data sets that differ from the paper's (see the dataset meta)."
+    return text
+
+
+def write_table(tidy: pd.DataFrame, base: str, title: str = "") -> list[str]:
+    """Write ``base.csv`` (tidy), ``base.md`` and ``base.tex`` (wide), each atomically."""
+    paths = [f"{base}.csv", f"{base}.md", f"{base}.tex"]
+    with atomic_open(paths[0], "w", encoding="utf-8") as fh:
+        tidy.to_csv(fh, index=False)
+    header, body = _wide(tidy, tex=False)
+    md = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    md += ["| " + " | ".join(r) + " |" for r in body]
+    md += ["", _legend(tidy, title) if len(tidy) else "(no runs)", ""]
+    with atomic_open(paths[1], "w", encoding="utf-8") as fh:
+        fh.write("\n".join(md))
+    theader, tbody = _wide(tidy, tex=True)
+    esc = lambda s: s.replace("_", r"\_").replace("%", r"\%").replace("#", r"\#")  # noqa: E731
+    tex = [r"\begin{table}[t]", r"\centering", r"\small",
+           r"\begin{tabular}{l" + "c" * (len(theader) - 1) + "}", r"\hline",
+           " & ".join(esc(h) for h in theader) + r" \\", r"\hline"]
+    tex += [" & ".join([esc(r[0])] + r[1:]) + r" \\" for r in tbody]
+    tex += [r"\hline", r"\end{tabular}", r"\caption{" + esc(_legend(tidy, title) if len(tidy) else title) + "}",
+            r"\end{table}", ""]
+    with atomic_open(paths[2], "w", encoding="utf-8") as fh:
+        fh.write("\n".join(tex))
+    return paths
+

@@ -1,0 +1,95 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from mkclust import metrics
+from mkclust.datasets import load
+from mkclust.experiments import ConfigError, Run, make_bank, param_id, plan, records_to_frame, run_one
+from mkclust.kernels import BANKS, bank_size, build_bank
+
+TINY = Path(__file__).parent / "configs" / "tiny.yaml"
+
+
+@pytest.fixture
+def tiny():
+    return yaml.safe_load(TINY.read_text())
+
+
+def test_param_id_readable_stable_and_hashed_when_long():
+    assert param_id({}) == "default"
+    assert param_id({"n_init": 10, "kernel": 0}) == "kernel=0,n_init=10"
+    assert param_id({"kernel": 0, "n_init": 10}) == param_id({"n_init": 10, "kernel": 0})
+    assert param_id({"alpha": 1e-5}) == "alpha=1e-05"
+    long = param_id({"init": "x" * 100})
+    assert long.startswith("p-") and len(long) == 14
+    assert param_id({"a": "b/c"}).startswith("p-")  # never a path separator
+
+
+def test_plan_expands_grids_and_seeds(tiny):
+    p = plan(tiny)
+    runs = p.runs_of("tiny")
+    by = lambda a: [r for r in runs if r.algorithm == a]  # noqa: E731
+    assert len(by("KM")) == 2 * 2  # datasets x seeds
+    assert {r.bank for r in by("KM")} == {"none"}  # k-means takes the data matrix
+    assert len(by("KKM")) == 2 * 2 * 2  # kernels x datasets x seeds
+    assert len(by("NC")) == 2 * 2 * 1  # kernel: all over a 2-width bank
+    assert {r.params["kernel"] for r in by("NC")} == {0, 1}
+    assert all(r.timing for r in p.runs_of("tiny_timing"))
+    assert "figures/tinypaper/table2.md" in p.table_targets()
+    assert "figures/tinypaper/timing.pdf" in p.figure_targets()
+    assert len({r.path() for r in p.runs}) == len(p.runs)
+    assert set(p.datasets) == {"digits1v7", "ringnorm_200", "ringnorm_400"}
+    assert p.datasets["ringnorm_200"] == {"loader": "ringnorm", "options": {"n": 200}}
+
+
+@pytest.mark.parametrize("mutate,match", [
+    (lambda c: c["experiments"]["tiny"]["algorithms"].update(X={"algorithm": "nope"}), "unknown algorithm 'nope'"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(gamma=2), r"no parameter\(s\) \['gamma'\]"),
+    (lambda c: c["experiments"]["tiny"]["datasets"].append("wine"), "dataset 'wine' is not declared"),
+    (lambda c: c["experiments"]["tiny"].update(banks=["nobank"]), "kernel bank 'nobank'"),
+    (lambda c: c["datasets"].update(bad={"loader": "nowhere"}) or c["experiments"]["tiny"]["datasets"].append("bad"),
+     "unknown dataset loader 'nowhere'"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KM"]["params"].update(random_state=3), "random_state"),
+    (lambda c: c["experiments"]["tiny"]["tables"]["table2"]["columns"].update(Z={"algorithm": "ZZ"}), "ZZ"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"].update(KKM2={"algorithm": "kkm", "grid": {"kernel": [0]}}) or
+     c["experiments"]["tiny"]["algorithms"]["KKM2"].update(grid={"kernel": 5}), "non-empty list"),
+])
+def test_plan_rejects_bad_configs_naming_the_key(tiny, mutate, match):
+    mutate(tiny)
+    with pytest.raises(ConfigError, match=match):
+        plan(tiny)
+
+
+@pytest.mark.parametrize("name", sorted(BANKS))
+def test_bank_size_matches_built_bank(name):
+    ds = load("digits_views")
+    X = ds.X[:40]
+    opts = {"views": ds.meta["views"]} if name == "views_linear" else {}
+    assert bank_size(name, **opts) == build_bank(name, X, **opts).n_kernels
+
+
+def test_run_one_record(tmp_path):
+    ds = load("digits1v7")
+    ds.save(tmp_path / "d.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "b.npz")
+    run = Run("e", "KKM", "kkm", "digits1v7", "mkc3", json.dumps({"kernel": 0, "n_init": 2}), 3)
+    rec = run_one(run, tmp_path / "d.npz", tmp_path / "b.npz")
+    for key in ("experiment", "algorithm", "dataset", "bank", "params", "seed", "labels", "metrics", "objective",
+                "objective_trace", "kernel_weights", "n_iter", "fit_seconds", "cpu_seconds", "versions",
+                "diagnostics"):
+        assert key in rec, key
+    assert rec["n_clusters"] == 2 and rec["kernel_name"] == "linear" and rec["seed"] == 3
+    assert rec["metrics"]["acc"] == pytest.approx(metrics.acc(ds.y, rec["labels"]))
+    assert rec["fit_seconds"] > 0 and rec["cpu_seconds"] > 0
+    assert rec["versions"]["numpy"] == np.__version__
+    json.dumps(rec)  # serialisable as is
+    ew = run_one(Run("e", "KKM", "kkm", "digits1v7", "mkc3", json.dumps({"kernel": "ew"}), 0),
+                 tmp_path / "d.npz", tmp_path / "b.npz")
+    assert ew["kernel_name"].startswith("equal-weight")
+    with pytest.raises(ConfigError, match="set the parameter kernel"):
+        run_one(Run("e", "KKM", "kkm", "digits1v7", "mkc3", "{}", 0), tmp_path / "d.npz", tmp_path / "b.npz")
+    df = records_to_frame([rec, ew])
+    assert len(df) == 2 and {"acc", "ri", "param.kernel", "fit_seconds", "params"} <= set(df.columns)

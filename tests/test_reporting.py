@@ -1,0 +1,96 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mkclust.reference import available, load_reference
+from mkclust.reporting import build_table, make_figure, reduce_runs, save_figure, write_table
+
+
+def frame(rows):
+    df = pd.DataFrame(rows)
+    df["dataset_flags"] = ""
+    return df
+
+
+def runs():
+    rows = []
+    for pid, accs, objs in [("kernel=0", [0.6, 0.8], [5.0, 3.0]), ("kernel=1", [0.9, 0.7], [1.0, 2.0])]:
+        for seed, (a, o) in enumerate(zip(accs, objs)):
+            rows.append({"dataset": "digits1v7", "algorithm": "KKM", "param_id": pid, "seed": seed,
+                         "param.kernel": float(pid[-1]), "acc": a, "ri": a / 2, "objective": o})
+    return frame(rows)
+
+
+def test_seed_rules():
+    df = runs()
+    one = df[df.param_id == "kernel=0"]
+    r = reduce_runs(one, ["acc"], seeds="mean", params="only")
+    assert r["acc"][0] == pytest.approx(0.7) and r["acc"][1] == pytest.approx(np.std([0.6, 0.8], ddof=1))
+    b = reduce_runs(one, ["acc"], seeds="best_objective", params="only")
+    assert b["acc"][0] == pytest.approx(0.8) and math.isnan(b["acc"][1])  # objective 3 < 5
+
+
+def test_param_rules():
+    df = runs()
+    m = reduce_runs(df, ["acc"], "mean", "mean")
+    assert m["acc"][0] == pytest.approx(0.75) and not m["oracle"]
+    o = reduce_runs(df, ["acc", "ri"], "best_objective", "best_param_by_metric")
+    assert o["oracle"] and o["chosen"] == "kernel=1" and o["acc"][0] == pytest.approx(0.9)
+    assert o["ri"][0] == pytest.approx(0.45)  # the same chosen run for every metric
+    with pytest.raises(ValueError, match="2 parameter sets"):
+        reduce_runs(df, ["acc"], "mean", "only")
+
+
+def test_build_table_with_reference_and_where():
+    df = runs().rename(columns={"acc": "majority_acc"})  # the MKC paper's accuracy
+    spec = {"metrics": ["majority_acc"], "reference": {"paper": "mkc", "table": "table2"},
+            "columns": {"K1": {"algorithm": "KKM", "where": {"kernel": 0}},
+                        "KM": {"algorithm": "KKM", "params": "mean"}}}
+    t = build_table(df, spec)
+    k1 = t[t.column == "K1"].iloc[0]
+    assert k1["value"] == pytest.approx(0.7)
+    assert k1["published"] == pytest.approx(1.0)  # MKC Table 2, digits1v7, K1: 100.00 %
+    assert k1["diff"] == pytest.approx(-0.3)
+    km = t[t.column == "KM"].iloc[0]
+    assert km["published"] == pytest.approx(0.9945)
+
+
+def test_reference_files():
+    assert "mkc_table2" in available()
+    ref = load_reference("mkc", "table2")
+    assert len(ref) == 144  # 11 data sets x 7 columns x 2 metrics, less 4 blank IterSVR and NC's mnist '-'
+    assert ref["value"].between(0, 1).all()
+    with pytest.raises(ValueError, match="available"):
+        load_reference("mkc", "table9")
+
+
+def test_write_table(tmp_path):
+    t = build_table(runs(), {"metrics": ["acc", "ri"], "params": "best_param_by_metric"})
+    paths = write_table(t, str(tmp_path / "t"), "title")
+    assert all(__import__("os").path.getsize(p) > 0 for p in paths)
+    md = (tmp_path / "t.md").read_text()
+    assert "| digits1v7 |" in md and "†" in md
+    assert pd.read_csv(tmp_path / "t.csv").shape[0] == 2
+    assert r"\begin{tabular}" in (tmp_path / "t.tex").read_text()
+    assert not list(tmp_path.glob(".*tmp"))
+
+
+@pytest.mark.parametrize("spec", [
+    {"kind": "bars", "metric": "acc", "columns": {"KKM": {"algorithm": "KKM", "params": "mean"}}},
+    {"kind": "sweep", "algorithm": "KKM", "x": "kernel", "metric": "acc"},
+    {"kind": "timing", "x": "n", "loglog": True},
+    {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metric": "acc"},
+])
+def test_figures_render(spec, tmp_path):
+    df = runs()
+    df["kernel_name"] = df["param_id"]
+    df["n"] = np.where(df["seed"] == 0, 100, 200)
+    df["cpu_seconds"] = df["n"] / 100.0
+    paths = save_figure(make_figure(df, spec), str(tmp_path / "f"))
+    assert [p[-3:] for p in paths] == ["png", "pdf"]
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
+    with pytest.raises(ValueError, match="figure kind"):
+        make_figure(df, {"kind": "pie"})

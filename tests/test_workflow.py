@@ -1,0 +1,155 @@
+"""End-to-end tests of the Snakemake workflow on tests/configs/tiny.yaml, each in a temporary
+working directory (``snakemake --directory``)."""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+pytestmark = pytest.mark.workflow
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "configs" / "tiny.yaml"
+
+
+def smk_cmd(workdir, *args):
+    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+            "--configfile", str(workdir / "config.yaml"), *args]
+
+
+def smk(workdir, *args, check=True, cores="2"):
+    p = subprocess.run(smk_cmd(workdir, "--cores", cores, *args), capture_output=True, text=True, timeout=900)
+    if check and p.returncode != 0:
+        raise AssertionError(f"snakemake failed ({p.returncode}):\n{p.stdout[-4000:]}\n{p.stderr[-6000:]}")
+    return p
+
+
+def new_workdir(tmp_path_factory, name, config=None):
+    wd = tmp_path_factory.mktemp(name)
+    (wd / "config.yaml").write_text(yaml.safe_dump(config or yaml.safe_load(TINY.read_text())))
+    return wd
+
+
+def mtimes(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    wd = new_workdir(tmp_path_factory, "wf")
+    smk(wd)
+    return wd
+
+
+def test_tables_and_figures_written(done):
+    t = pd.read_csv(done / "figures/tinypaper/table2.csv")
+    # 2 datasets x 4 columns x 2 metrics
+    assert len(t) == 16
+    assert set(t["column"]) == {"KM", "KKM-K1", "KKM-a", "NC"}
+    assert t.loc[t["column"] == "NC", "oracle"].all()
+    pub = t[(t["dataset"] == "digits1v7") & (t["column"] == "KM") & (t["metric"] == "majority_acc")]["published"]
+    assert pub.iloc[0] == pytest.approx(0.9945)
+    md = (done / "figures/tinypaper/table2.md").read_text()
+    assert "| digits1v7 |" in md and "| ringnorm_200 |" in md
+    assert (done / "figures/tinypaper/table2.tex").stat().st_size > 0
+    for f in ("bars", "sweep", "timing"):
+        assert (done / f"figures/tinypaper/{f}.png").read_bytes()[:4] == b"\x89PNG"
+        assert (done / f"figures/tinypaper/{f}.pdf").read_bytes()[:4] == b"%PDF"
+    res = pd.read_csv(done / "data/results/tiny.csv")
+    assert len(res) == 4 + 8 + 4  # KM, KKM, NC runs
+    assert res["acc"].between(0, 1).all()
+
+
+def test_run_records_timing_and_logs(done):
+    recs = [json.loads(p.read_text()) for p in (done / "data/runs/tiny_timing").rglob("*.json")]
+    assert len(recs) == 4
+    for r in recs:
+        assert r["threads"] == 1 and r["timing"] is True
+        assert r["fit_seconds"] > 0 and r["cpu_seconds"] > 0
+    logs = list((done / "data/logs/runs/tiny/KKM").rglob("*.log"))
+    assert logs and all("KernelKMeans restart" in p.read_text() for p in logs)
+    assert any("objective" in p.read_text() and "iteration" in p.read_text() for p in logs)
+    assert list((done / "data/benchmarks/runs").rglob("*.tsv"))  # Snakemake's benchmark files kept too
+
+
+def test_banks_protected_and_loadable(done):
+    from mkclust.kernels import KernelBank
+
+    banks = list((done / "data/kernels").rglob("*.npz"))
+    assert len(banks) == 5  # mkc3 on 3 data sets, widths on 2
+    for b in banks:
+        assert not b.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH), f"{b} is writable"
+        K = KernelBank.load(b).gram()
+        assert np.isfinite(K).all()
+
+
+def test_second_run_has_nothing_to_do(done):
+    p = smk(done, "-n")
+    assert "Nothing to be done" in p.stdout + p.stderr
+
+
+def test_parameter_change_reruns_only_affected(done):
+    before = mtimes(done / "data")
+    cfg = yaml.safe_load((done / "config.yaml").read_text())
+    cfg["experiments"]["tiny"]["algorithms"]["KKM"]["params"]["n_init"] = 3
+    (done / "config.yaml").write_text(yaml.safe_dump(cfg))
+    smk(done)
+    after = mtimes(done / "data")
+    changed = {k for k in after if before.get(k) != after[k]}
+    new_runs = {k for k in changed if k.startswith("runs/") and k.endswith(".json")}
+    assert len(new_runs) == 8 and all("/KKM/" in k and "n_init=3" in k for k in new_runs)
+    assert not any(k.startswith(("kernels/", "processed/")) for k in changed)
+    assert "results/tiny.csv" in changed and "results/tiny_timing.csv" not in changed
+    res = pd.read_csv(done / "data/results/tiny.csv")
+    assert set(res.loc[res["algorithm"] == "KKM", "param.n_init"]) == {3}
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(done, "-n"))
+
+
+def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
+    wd = new_workdir(tmp_path_factory, "kill")
+    proc = subprocess.Popen(smk_cmd(wd, "--cores", "1"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and not list((wd / "data/logs/runs").rglob("*.log")):
+            assert proc.poll() is None, "workflow ended before a run job started"
+            time.sleep(0.2)
+        time.sleep(1.0)  # inside a run job
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done_runs = list((wd / "data/runs").rglob("*.json"))
+    for p in done_runs:
+        assert "metrics" in json.loads(p.read_text())  # complete, never truncated
+    assert len(done_runs) < 20
+    # a killed Snakemake keeps its lock: the documented recovery is --unlock, then --rerun-incomplete
+    smk(wd, "--unlock")
+    smk(wd, "--rerun-incomplete")
+    assert (wd / "figures/tinypaper/table2.csv").exists()
+    assert len(list((wd / "data/runs").rglob("*.json"))) == 20
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(wd, "-n"))
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda c: c.update(colour="red"), "colour"),
+    (lambda c: c["experiments"]["tiny"].update(seeds="abc"), "abc"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"].update(parms={}), "parms"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"].update(X={"algorithm": "nope"}), "unknown algorithm 'nope'"),
+])
+def test_bad_config_stops_before_any_rule(tmp_path_factory, mutate, message):
+    cfg = yaml.safe_load(TINY.read_text())
+    mutate(cfg)
+    wd = new_workdir(tmp_path_factory, "bad", cfg)
+    p = smk(wd, "-n", check=False)
+    assert p.returncode != 0
+    assert message in p.stdout + p.stderr
+    assert not (wd / "data").exists()

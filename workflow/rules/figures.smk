@@ -1,0 +1,43 @@
+# Stage 5: results -> figures/<paper>/<table>.{csv,md,tex} and figures/<paper>/<figure>.{png,pdf}
+
+
+def output_spec(kind, wc):
+    for exp, outs in PLAN.outputs.items():
+        if config["experiments"][exp]["paper"] == wc.paper and wc.name in outs[kind]:
+            return exp, outs[kind][wc.name] or {}
+    raise ValueError(f"no {kind[:-1]} {wc.paper}/{wc.name} in the configuration")
+
+
+rule table:
+    input:
+        lambda wc: f"{DATA}/results/{output_spec('tables', wc)[0]}.csv",
+    output:
+        csv=f"{FIGS}/{{paper}}/{{name}}.csv",
+        md=f"{FIGS}/{{paper}}/{{name}}.md",
+        tex=f"{FIGS}/{{paper}}/{{name}}.tex",
+    params:
+        spec=lambda wc: output_spec("tables", wc)[1],
+        datasets=lambda wc: config["experiments"][output_spec("tables", wc)[0]]["datasets"],
+    log:
+        f"{DATA}/logs/tables/{{paper}}/{{name}}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/table.py"
+
+
+rule figure:
+    input:
+        lambda wc: f"{DATA}/results/{output_spec('figures', wc)[0]}.csv",
+    output:
+        png=f"{FIGS}/{{paper}}/{{name}}.png",
+        pdf=f"{FIGS}/{{paper}}/{{name}}.pdf",
+    params:
+        spec=lambda wc: output_spec("figures", wc)[1],
+        datasets=lambda wc: config["experiments"][output_spec("figures", wc)[0]]["datasets"],
+    log:
+        f"{DATA}/logs/figures/{{paper}}/{{name}}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/figure.py"

@@ -1,0 +1,14 @@
+"""Rule figure: results CSV -> figures/<paper>/<figure>.{png,pdf}."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
+import pandas as pd  # noqa: E402
+
+from mkclust._jobs import job  # noqa: E402
+from mkclust.reporting import make_figure, save_figure  # noqa: E402
+
+with job(snakemake, "figure"):  # noqa: F821
+    spec = {"datasets": snakemake.params.datasets, **snakemake.params.spec}  # noqa: F821
+    fig = make_figure(pd.read_csv(snakemake.input[0]), spec)  # noqa: F821
+    save_figure(fig, snakemake.output.png[: -len(".png")])  # noqa: F821

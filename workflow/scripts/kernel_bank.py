@@ -1,0 +1,15 @@
+"""Rule kernel_bank: build one named kernel bank of a processed dataset."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
+from mkclust._jobs import job  # noqa: E402
+from mkclust.datasets import Dataset  # noqa: E402
+from mkclust.experiments import make_bank  # noqa: E402
+
+with job(snakemake, "kernel_bank") as log:  # noqa: F821
+    ds = Dataset.load(snakemake.input[0])  # noqa: F821
+    bank = make_bank(snakemake.params.spec, ds)  # noqa: F821
+    log.info("bank %s: %d kernels (%s) on n=%d", bank.meta["bank"], bank.n_kernels, ", ".join(bank.names),
+             bank.n_samples)
+    bank.save(snakemake.output[0])  # noqa: F821

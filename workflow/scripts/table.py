@@ -1,0 +1,16 @@
+"""Rule table: results CSV -> figures/<paper>/<table>.{csv,md,tex}."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
+import pandas as pd  # noqa: E402
+
+from mkclust._jobs import job  # noqa: E402
+from mkclust.reporting import build_table, write_table  # noqa: E402
+
+with job(snakemake, "table") as log:  # noqa: F821
+    spec = snakemake.params.spec  # noqa: F821
+    tidy = build_table(pd.read_csv(snakemake.input[0]), spec, snakemake.params.datasets)  # noqa: F821
+    base = snakemake.output.csv[: -len(".csv")]  # noqa: F821
+    write_table(tidy, base, spec.get("title", Path(base).name))
+    log.info("%d cells", len(tidy))
