@@ -47,3 +47,12 @@ def write_json(path: str | os.PathLike, obj, **kwargs) -> None:
     with atomic_open(path, "w", encoding="utf-8") as fh:
         json.dump(obj, fh, **kwargs)
         fh.write("\n")
+
+
+def atomic_savez(path: str | os.PathLike, **arrays) -> None:
+    """``np.savez`` to ``path`` exactly (no ``.npz`` appended), atomically."""
+    import numpy as np
+
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)

@@ -40,8 +40,6 @@ from mkclust.kernels import BANKS, KernelBank, bank_size
 
 log = logging.getLogger("mkclust.experiments")
 
-SEED_RULES = ("mean", "best_objective")
-PARAM_RULES = ("only", "mean", "best_param_by_metric")
 NO_BANK = "none"  # bank component of runs of estimators that take the data matrix
 
 

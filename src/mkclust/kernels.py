@@ -29,7 +29,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from mkclust._io import atomic_path
+from mkclust._io import atomic_savez
 from mkclust._validation import check_features, check_kernels
 
 # --------------------------------------------------------------------------------------------
@@ -315,9 +315,7 @@ class KernelBank:
             arrays["K"] = self.K
         else:
             arrays.update({f"F_{k}": F for k, F in enumerate(self.features)})
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **arrays)
+        atomic_savez(path, **arrays)
 
     @classmethod
     def load(cls, path) -> "KernelBank":

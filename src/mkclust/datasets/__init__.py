@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from mkclust._io import atomic_path
+from mkclust._io import atomic_savez
 
 
 @dataclass
@@ -58,9 +58,7 @@ class Dataset:
                           X_shape=np.array(X.shape))
         else:
             arrays["X"] = self.X
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **arrays)
+        atomic_savez(path, **arrays)
 
     @classmethod
     def load(cls, path) -> "Dataset":
