@@ -74,6 +74,7 @@ def test_run_records_timing_and_logs(done):
     assert len(recs) == 4
     for r in recs:
         assert r["threads"] == 1 and r["timing"] is True
+        assert r["blas_threads"] == 1  # BLAS pinned inside the job, measured by threadpoolctl
         assert r["fit_seconds"] > 0 and r["cpu_seconds"] > 0
     logs = list((done / "data/logs/runs/tiny/KKM").rglob("*.log"))
     assert logs and all("KernelKMeans restart" in p.read_text() for p in logs)
@@ -141,7 +142,7 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
 
 @pytest.mark.parametrize("mutate,message", [
     (lambda c: c.update(colour="red"), "colour"),
-    (lambda c: c["experiments"]["tiny"].update(seeds="abc"), "abc"),
+    (lambda c: c["experiments"]["tiny"].update(seeds="abc"), "['tiny']['seeds']"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"].update(parms={}), "parms"),
     (lambda c: c["experiments"]["tiny"]["algorithms"].update(X={"algorithm": "nope"}), "unknown algorithm 'nope'"),
 ])

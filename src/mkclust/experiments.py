@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_info
 
 from mkclust import metrics as _metrics
 from mkclust.algorithms import ALGORITHMS, get_estimator
@@ -353,8 +354,9 @@ def run_one(run: Run, dataset_path, bank_path=None) -> dict:
             data, kernel_name = select_kernel(K, bank.names, kernel_choice)
         else:
             data = K
-    log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d", run.algorithm, run.estimator, run.dataset,
-             run.bank, run.params_json, run.seed, ds.n)
+    blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
+    log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
+             run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     est.fit(data)
     fit_seconds, cpu_seconds = time.perf_counter() - wall0, time.process_time() - cpu0
@@ -370,7 +372,7 @@ def run_one(run: Run, dataset_path, bank_path=None) -> dict:
         "n_iter": _jsonable(getattr(est, "n_iter_", None)),
         "fit_seconds": fit_seconds, "cpu_seconds": cpu_seconds,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-        "timing": run.timing, "dataset_flags": ds.meta.get("flags", []),
+        "timing": run.timing, "blas_threads": blas_threads, "dataset_flags": ds.meta.get("flags", []),
         "versions": _versions(), "diagnostics": _diagnostics(est),
     }
     log.info("done in %.3f s (cpu %.3f s): %s", fit_seconds, cpu_seconds,

@@ -20,6 +20,7 @@ convention kernel                                       source
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,10 +59,10 @@ def sq_dists_from_gram(G: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances ||x_i - x_j||^2 = G_ii + G_jj - 2 G_ij (clipped at 0, zero
     diagonal). The same formula gives feature-space distances when G is any kernel matrix."""
     d = np.diag(G)
-    D = d[:, None] + d[None, :] - 2.0 * G
+    D = d[:, None] + d[None, :] - 2.0 * G  # exactly symmetric when G is (addition commutes)
     np.maximum(D, 0.0, out=D)
     np.fill_diagonal(D, 0.0)
-    return _symmetrize(D)
+    return D
 
 
 def linear_kernel(X) -> np.ndarray:
@@ -130,7 +131,7 @@ def normalize_unit_diagonal(K: np.ndarray) -> np.ndarray:
         raise ValueError("cannot normalise a kernel with a negative diagonal entry")
     s = np.sqrt(d)
     s[s == 0] = 1.0
-    return _symmetrize(K / s[:, None] / s[None, :])
+    return K / np.outer(s, s)  # the outer product is exactly symmetric, so the result is too
 
 
 def normalize_trace(K: np.ndarray) -> np.ndarray:
@@ -339,7 +340,8 @@ def _bank_mkc3(X, G, D, d: int = 2, sigma: float | None = None, normalize: str =
     n = D.shape[0]
     if sigma is None:
         sigma = float(D.sum() / max(n * (n - 1), 1))
-    kernels = [G.copy(), polynomial_from_gram(G, 1.0, d), gaussian_from_sqdist(D, sigma, "mkc")]
+    kernels = (f() for f in (lambda: G, lambda: polynomial_from_gram(G, 1.0, d),
+                             lambda: gaussian_from_sqdist(D, sigma, "mkc")))
     names = ["linear", f"poly(a=1,b={d})", f"gauss(mkc,sigma={sigma:.6g})"]
     return kernels, names, {"d": d, "sigma": sigma, "normalize": normalize}
 
@@ -357,14 +359,10 @@ def _bank_rmkkm12(X, G, D, t0: Sequence[float] = RMKKM_T0, normalize: str = "uni
     The authors' data files are row-normalised first: use ``preprocess="unit"`` (or
     ``"zscore_unit"`` for YALE and ORL) to match them.
     """
-    kernels = [gaussian_from_sqdist(D, t, "rmkkm") for t in t0]
-    names = [f"gauss(rmkkm,t0={t:g})" for t in t0]
-    for a in (0.0, 1.0):
-        for b in (2, 4):
-            kernels.append(polynomial_from_gram(G, a, b))
-            names.append(f"poly(a={a:g},b={b})")
-    kernels.append(G.copy())
-    names.append("cosine")
+    polys = [(a, b) for a in (0.0, 1.0) for b in (2, 4)]
+    names = [f"gauss(rmkkm,t0={t:g})" for t in t0] + [f"poly(a={a:g},b={b})" for a, b in polys] + ["cosine"]
+    kernels = itertools.chain((gaussian_from_sqdist(D, t, "rmkkm") for t in t0),
+                              (polynomial_from_gram(G, a, b) for a, b in polys), [G])
     return kernels, names, {"t0": list(t0), "normalize": normalize}
 
 
@@ -384,14 +382,10 @@ def _bank_scmk12(X, G, D, t: Sequence[float] = SCMK_T, normalize: str = "max"):
     the kernel induces). REFERENCE-CODE.md notes that the SCMK authors' shipped YALE kernels equal
     the ``rmkkm12`` bank, which reproduces their numbers more closely.
     """
-    kernels = [gaussian_from_sqdist(D, ti, "scmk") for ti in t]
-    names = [f"gauss(scmk,t={ti:g})" for ti in t]
-    kernels.append(G.copy())
-    names.append("linear")
-    for a in (0.0, 1.0):
-        for b in (2, 4):
-            kernels.append(polynomial_from_gram(G, a, b))
-            names.append(f"poly(a={a:g},b={b})")
+    polys = [(a, b) for a in (0.0, 1.0) for b in (2, 4)]
+    names = [f"gauss(scmk,t={ti:g})" for ti in t] + ["linear"] + [f"poly(a={a:g},b={b})" for a, b in polys]
+    kernels = itertools.chain((gaussian_from_sqdist(D, ti, "scmk") for ti in t), [G],
+                              (polynomial_from_gram(G, a, b) for a, b in polys))
     return kernels, names, {"t": list(t), "normalize": normalize}
 
 
@@ -410,7 +404,7 @@ def _bank_gauss_grid(X, G, D, widths: Sequence[float] = GAUSS_GRID_WIDTHS,
         raise ValueError(f"reference must be one of {sorted(refs)}, got {reference!r}")
     ref = float(refs[reference]()) if off.size else 1.0
     sigmas = [float(w) * np.sqrt(ref) for w in widths]
-    kernels = [gaussian_from_sqdist(D, s, "sigma") for s in sigmas]
+    kernels = (gaussian_from_sqdist(D, s, "sigma") for s in sigmas)
     names = [f"gauss(w={w:g},ref={reference})" for w in widths]  # sigma = w * sqrt(ref)
     return kernels, names, {"widths": list(map(float, widths)), "reference": reference,
                             "reference_value": ref, "sigmas": sigmas, "normalize": normalize}
@@ -431,7 +425,7 @@ def _views_linear(X, G, D, views=None, normalize: str = "none"):
     multi-view Dataset's meta)."""
     if not views:
         raise ValueError("bank 'views_linear' needs the option views=[...] (the dataset's view blocks)")
-    kernels, names = [], []
+    blocks, names = [], []
     for v, view in enumerate(views):
         if isinstance(view, dict):
             name, start, stop = view.get("name", f"view{v}"), int(view["start"]), int(view["stop"])
@@ -439,8 +433,9 @@ def _views_linear(X, G, D, views=None, normalize: str = "none"):
             (start, stop), name = view, f"view{v}"
         if not (0 <= start < stop <= X.shape[1]):
             raise ValueError(f"view {name!r} columns [{start}, {stop}) out of range for d={X.shape[1]}")
-        kernels.append(gram(X[:, start:stop]))
+        blocks.append((start, stop))
         names.append(f"linear({name})")
+    kernels = (gram(X[:, a:b]) for a, b in blocks)
     return kernels, names, {"views": list(views), "normalize": normalize}
 
 
@@ -491,7 +486,10 @@ def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | Non
     except TypeError as exc:
         raise ValueError(f"bad option for kernel bank {name!r}: {exc}") from None
     how = info.get("normalize", "none")
-    K = np.stack([_symmetrize(_normalize(k, how)) for k in kernels])
+    n = X.shape[0]
+    K = np.empty((len(names), n, n))  # one allocation; each kernel is written into its slot
+    for k, mat in enumerate(kernels):
+        K[k] = _normalize(mat, how)
     meta = {"bank": name, "preprocess": prep, "n_samples": int(K.shape[1]), **info}
     if rank is None and energy is None:
         return KernelBank("gram", names, K=K, meta=meta)

@@ -6,7 +6,6 @@ rule dataset:
         f"{DATA}/processed/{{dataset}}.npz",
     params:
         spec=lambda wc: PLAN.datasets[wc.dataset],
-        data_mirror=config.get("data_mirror"),
     log:
         f"{DATA}/logs/dataset/{{dataset}}.log",
     conda:
