@@ -56,6 +56,8 @@ def test_plan_expands_grids_and_seeds(tiny):
     (lambda c: c["experiments"]["tiny"]["tables"]["table2"]["columns"].update(Z={"algorithm": "ZZ"}), "ZZ"),
     (lambda c: c["experiments"]["tiny"]["algorithms"].update(KKM2={"algorithm": "kkm", "grid": {"kernel": [0]}}) or
      c["experiments"]["tiny"]["algorithms"]["KKM2"].update(grid={"kernel": 5}), "non-empty list"),
+    (lambda c: c["experiments"]["tiny_timing"].update(tables={"table2": {"metrics": ["acc"]}}),
+     "tinypaper/table2 is also a table of experiments.tiny"),
 ])
 def test_plan_rejects_bad_configs_naming_the_key(tiny, mutate, match):
     mutate(tiny)

@@ -181,65 +181,75 @@ def _dataset_spec(config: dict, name: str, where: str) -> dict:
 def plan(config: dict) -> Plan:
     """Expand the configuration into runs and outputs, checking its meaning."""
     p = Plan(config=config)
-    experiments = config.get("experiments") or {}
-    for exp, e in experiments.items():
+    for exp, e in (config.get("experiments") or {}).items():
         where = f"experiments.{exp}"
-        seeds = e.get("seeds", [0])
         for ds in e["datasets"]:
             p.datasets[ds] = _dataset_spec(config, ds, f"{where}.datasets")
-        exp_banks = e.get("banks", [])
-        for b in exp_banks:
+        for b in e.get("banks", []):
             p.banks[b] = _bank_spec(config, b, f"{where}.banks")
         for label, a in e["algorithms"].items():
-            a = a or {}
-            awhere = f"{where}.algorithms.{label}"
-            est_name = a.get("algorithm", label)
-            if est_name not in ALGORITHMS:
-                raise ConfigError(f"{awhere}: unknown algorithm {est_name!r}; registered: "
-                                  f"{', '.join(sorted(ALGORITHMS))}")
-            cls = ALGORITHMS[est_name]
-            valid = set(cls().get_params()) | ({"kernel"} if cls.input_kind == "kernel" else set())
-            fixed = dict(a.get("params") or {})
-            grid_keys = set((a.get("grid") or {}))
-            bad = sorted((set(fixed) | grid_keys) - valid)
-            if bad:
-                raise ConfigError(f"{awhere}: {est_name} has no parameter(s) {bad}; it takes {sorted(valid)}")
-            if "random_state" in fixed or "random_state" in grid_keys:
-                raise ConfigError(f"{awhere}: random_state comes from the experiment's seeds, not params")
-            if cls.input_kind == "features":
-                banks = [NO_BANK]
-            else:
-                banks = a.get("banks", exp_banks)
-                if not banks:
-                    raise ConfigError(f"{awhere}: {est_name} needs a kernel bank (experiment or algorithm banks:)")
-                for b in banks:
-                    p.banks[b] = _bank_spec(config, b, f"{awhere}.banks")
-            alg_seeds = a.get("seeds", seeds)
-            for bank in banks:
-                sizes = {bank: bank_size(p.banks[bank]["bank"], **_bank_options(p.banks[bank]))} if bank != NO_BANK else {}
-                for combo in _grid(a.get("grid") or {}, awhere, sizes, bank):
-                    params = {**fixed, **combo}
-                    for ds in e["datasets"]:
-                        for seed in alg_seeds:
-                            p.runs.append(Run(exp, label, est_name, ds, bank,
-                                              json.dumps(params, sort_keys=True), int(seed),
-                                              bool(e.get("timing", False))))
+            p.runs += _algorithm_runs(p, exp, e, label, a or {})
         p.outputs[exp] = {"tables": dict(e.get("tables") or {}), "figures": dict(e.get("figures") or {})}
-        labels = set(e["algorithms"])
-        for kind in ("tables", "figures"):
-            for name, spec in p.outputs[exp][kind].items():
-                for col in (spec or {}).get("columns", {}).values():
-                    if col.get("algorithm", "") not in labels:
-                        raise ConfigError(f"{where}.{kind}.{name}: column refers to algorithm "
-                                          f"{col.get('algorithm')!r}, not one of {sorted(labels)}")
-    seen: dict[str, Run] = {}
+    _check_outputs(p)
+    seen: set[str] = set()
     for r in p.runs:
-        key = r.path()
-        if key in seen:
-            raise ConfigError(f"experiments.{r.experiment}: two runs write {key}; make the algorithm labels "
-                              "or parameter grids distinct")
-        seen[key] = r
+        if r.path() in seen:
+            raise ConfigError(f"experiments.{r.experiment}: two runs write {r.path()}; make the algorithm "
+                              "labels or parameter grids distinct")
+        seen.add(r.path())
     return p
+
+
+def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run]:
+    """The runs of one algorithm entry: banks x parameter grid x datasets x seeds."""
+    where = f"experiments.{exp}.algorithms.{label}"
+    est_name = a.get("algorithm", label)
+    if est_name not in ALGORITHMS:
+        raise ConfigError(f"{where}: unknown algorithm {est_name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
+    cls = ALGORITHMS[est_name]
+    valid = set(cls().get_params()) | ({"kernel"} if cls.input_kind == "kernel" else set())
+    fixed = dict(a.get("params") or {})
+    grid = a.get("grid") or {}
+    bad = sorted((set(fixed) | set(grid)) - valid)
+    if bad:
+        raise ConfigError(f"{where}: {est_name} has no parameter(s) {bad}; it takes {sorted(valid)}")
+    if "random_state" in fixed or "random_state" in grid:
+        raise ConfigError(f"{where}: random_state comes from the experiment's seeds, not params")
+    if cls.input_kind == "features":
+        banks = [NO_BANK]
+    else:
+        banks = a.get("banks", e.get("banks", []))
+        if not banks:
+            raise ConfigError(f"{where}: {est_name} needs a kernel bank (experiment or algorithm banks:)")
+        for b in banks:
+            p.banks[b] = _bank_spec(p.config, b, f"{where}.banks")
+    runs = []
+    for bank in banks:
+        sizes = {} if bank == NO_BANK else {bank: bank_size(p.banks[bank]["bank"], **_bank_options(p.banks[bank]))}
+        for combo in _grid(grid, where, sizes, bank):
+            params = json.dumps({**fixed, **combo}, sort_keys=True)
+            runs += [Run(exp, label, est_name, ds, bank, params, int(seed), bool(e.get("timing", False)))
+                     for ds in e["datasets"] for seed in a.get("seeds", e.get("seeds", [0]))]
+    return runs
+
+
+def _check_outputs(p: Plan) -> None:
+    """Table and figure columns name algorithms of their experiment; no two outputs share a file."""
+    owners: dict[tuple, str] = {}
+    for exp, outs in p.outputs.items():
+        e = p.config["experiments"][exp]
+        for kind in ("tables", "figures"):
+            for name, spec in outs[kind].items():
+                where = f"experiments.{exp}.{kind}.{name}"
+                key = (e["paper"], kind, name)
+                if key in owners:
+                    raise ConfigError(f"{where}: {e['paper']}/{name} is also a {kind[:-1]} of {owners[key]}; "
+                                      "names must be unique within a paper")
+                owners[key] = f"experiments.{exp}"
+                for col in (spec or {}).get("columns", {}).values():
+                    if col.get("algorithm", "") not in e["algorithms"]:
+                        raise ConfigError(f"{where}: column refers to algorithm {col.get('algorithm')!r}, "
+                                          f"not one of {sorted(e['algorithms'])}")
 
 
 def _bank_options(spec: dict) -> dict:
