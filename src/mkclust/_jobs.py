@@ -17,6 +17,8 @@ def job(smk, name: str) -> Iterator[logging.Logger]:
     from threadpoolctl import threadpool_limits
 
     threads = int(getattr(smk, "threads", 1) or 1)
+    # BLAS already loaded in this process is limited by threadpool_limits below; the variables reach
+    # libraries loaded later (e.g. a solver's OpenMP runtime) and any subprocess
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
     handlers = [logging.StreamHandler(sys.stderr)]

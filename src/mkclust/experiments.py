@@ -36,8 +36,8 @@ from threadpoolctl import threadpool_info
 from mkclust import metrics as _metrics
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.datasets import REGISTRY as DATASETS
-from mkclust.datasets import Dataset
-from mkclust.kernels import BANKS, KernelBank, bank_size
+from mkclust.datasets import Dataset, load
+from mkclust.kernels import BANKS, KernelBank, bank_size, build_bank
 
 log = logging.getLogger("mkclust.experiments")
 
@@ -119,21 +119,15 @@ class Plan:
     def runs_of(self, experiment: str) -> list[Run]:
         return [r for r in self.runs if r.experiment == experiment]
 
+    def _targets(self, kind: str, exts: tuple[str, ...]) -> list[str]:
+        return [f"{self.figures_dir}/{self.config['experiments'][exp]['paper']}/{name}.{ext}"
+                for exp, outs in self.outputs.items() for name in outs[kind] for ext in exts]
+
     def table_targets(self) -> list[str]:
-        out = []
-        for exp, o in self.outputs.items():
-            paper = self.config["experiments"][exp]["paper"]
-            for t in o["tables"]:
-                out += [f"{self.figures_dir}/{paper}/{t}.{ext}" for ext in ("csv", "md", "tex")]
-        return out
+        return self._targets("tables", ("csv", "md", "tex"))
 
     def figure_targets(self) -> list[str]:
-        out = []
-        for exp, o in self.outputs.items():
-            paper = self.config["experiments"][exp]["paper"]
-            for f in o["figures"]:
-                out += [f"{self.figures_dir}/{paper}/{f}.{ext}" for ext in ("png", "pdf")]
-        return out
+        return self._targets("figures", ("png", "pdf"))
 
     def results_targets(self) -> list[str]:
         return [f"{self.data_dir}/results/{e}.csv" for e in self.config.get("experiments", {})]
@@ -263,16 +257,12 @@ def _bank_options(spec: dict) -> dict:
 
 def make_dataset(spec: dict) -> Dataset:
     """Load a dataset from its planned spec ``{loader, options}``."""
-    from mkclust.datasets import load
-
     return load(spec["loader"], **spec.get("options", {}))
 
 
 def make_bank(spec: dict, ds: Dataset) -> KernelBank:
     """Build a kernel bank from its config spec on a dataset; ``views_linear`` takes the dataset's
     view blocks from its meta unless given."""
-    from mkclust.kernels import build_bank
-
     opts = _bank_options(spec)
     if spec["bank"] == "views_linear" and "views" not in opts:
         if "views" not in ds.meta:
@@ -332,19 +322,20 @@ def _diagnostics(est, max_size: int = 1000) -> dict:
     return out
 
 
-def select_kernel(K: np.ndarray, names: list[str], choice) -> tuple[np.ndarray, str]:
+def select_kernel(bank: KernelBank, choice) -> tuple[np.ndarray, str]:
     """The kernel a single-kernel run uses: an index into the bank or ``"ew"`` (equal weights)."""
+    m = bank.n_kernels
     if choice is None:
-        if K.shape[0] != 1:
-            raise ConfigError(f"the bank holds {K.shape[0]} kernels; set the parameter kernel "
+        if m != 1:
+            raise ConfigError(f"the bank holds {m} kernels; set the parameter kernel "
                               "(an index, 'ew', or 'all' in a grid)")
-        return K[0], names[0]
+        choice = 0
     if choice == "ew":
-        return K.mean(axis=0), "equal-weight mean of " + "+".join(names)
+        return bank.gram().mean(axis=0), "equal-weight mean of " + "+".join(bank.names)
     idx = int(choice)
-    if not 0 <= idx < K.shape[0]:
-        raise ConfigError(f"kernel={choice} is out of range for a bank of {K.shape[0]} kernels")
-    return K[idx], names[idx]
+    if not 0 <= idx < m:
+        raise ConfigError(f"kernel={choice} is out of range for a bank of {m} kernels")
+    return bank.kernel(idx), bank.names[idx]
 
 
 def run_one(run: Run, dataset_path, bank_path=None) -> dict:
@@ -359,11 +350,10 @@ def run_one(run: Run, dataset_path, bank_path=None) -> dict:
         data = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
     else:
         bank = KernelBank.load(bank_path)
-        K = bank.gram()
         if est.input_kind == "kernel":
-            data, kernel_name = select_kernel(K, bank.names, kernel_choice)
+            data, kernel_name = select_kernel(bank, kernel_choice)
         else:
-            data = K
+            data = bank.gram()
     blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
     log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
              run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)

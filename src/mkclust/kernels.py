@@ -296,11 +296,18 @@ class KernelBank:
     def n_samples(self) -> int:
         return self.K.shape[1] if self.kind == "gram" else self.features[0].shape[0]
 
+    def kernel(self, k: int) -> np.ndarray:
+        """The k-th Gram matrix (F_k F_k' for a features bank), without forming the others."""
+        if self.kind == "gram":
+            return self.K[k]
+        F = self.features[k]
+        return _symmetrize(F @ F.T)
+
     def gram(self) -> np.ndarray:
         """Gram matrices (m, n, n) (computed as F F' for a features bank)."""
         if self.kind == "gram":
             return self.K
-        return np.stack([_symmetrize(F @ F.T) for F in self.features])
+        return np.stack([self.kernel(k) for k in range(self.n_kernels)])
 
     def feature_list(self, rank: int | None = None, energy: float | None = None) -> list[np.ndarray]:
         """Feature matrices F_k (from an eigendecomposition for a gram bank)."""
@@ -340,10 +347,13 @@ def _bank_mkc3(X, G, D, d: int = 2, sigma: float | None = None, normalize: str =
     n = D.shape[0]
     if sigma is None:
         sigma = float(D.sum() / max(n * (n - 1), 1))
-    kernels = (f() for f in (lambda: G, lambda: polynomial_from_gram(G, 1.0, d),
-                             lambda: gaussian_from_sqdist(D, sigma, "mkc")))
+    def kernels():  # one at a time, so build_bank holds a single temporary
+        yield G
+        yield polynomial_from_gram(G, 1.0, d)
+        yield gaussian_from_sqdist(D, sigma, "mkc")
+
     names = ["linear", f"poly(a=1,b={d})", f"gauss(mkc,sigma={sigma:.6g})"]
-    return kernels, names, {"d": d, "sigma": sigma, "normalize": normalize}
+    return kernels(), names, {"d": d, "sigma": sigma, "normalize": normalize}
 
 
 RMKKM_T0 = (0.01, 0.05, 0.1, 1.0, 10.0, 50.0, 100.0)
