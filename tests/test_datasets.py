@@ -14,8 +14,8 @@ EXPECTED = {  # name: (n, d, classes); MKC paper Table 1 for the digit subsets
     "digits": (1797, 64, 10),
     "wine": (178, 13, 3),
     "breast_cancer": (569, 30, 2),
-    "ringnorm": (1000, 20, 2),
-    "twonorm": (1000, 20, 2),
+    "ringnorm_gen": (1000, 20, 2),
+    "twonorm_gen": (1000, 20, 2),
 }
 
 
@@ -39,7 +39,7 @@ def test_digit_subsets_keep_the_right_classes():
     np.testing.assert_array_equal(sub.y, np.searchsorted([1, 2, 7, 9], full.y[keep]))
 
 
-@pytest.mark.parametrize("name", ["ringnorm", "twonorm"])
+@pytest.mark.parametrize("name", ["ringnorm_gen", "twonorm_gen"])
 def test_generators_balanced_and_seeded(name):
     a = load(name, n=400, seed=1)
     b = load(name, n=400, seed=1)
@@ -52,15 +52,15 @@ def test_generators_balanced_and_seeded(name):
 
 
 def test_generator_distributions():
-    r = load("ringnorm", n=20000, seed=0)
+    r = load("ringnorm_gen", n=20000, seed=0)
     x0, x1 = r.X[r.y == 0], r.X[r.y == 1]
     assert x0.var(axis=0).mean() == pytest.approx(4.0, rel=0.05)  # N(0, 4I)
     assert x1.var(axis=0).mean() == pytest.approx(1.0, rel=0.05)  # N(a1, I)
     assert x1.mean() == pytest.approx(1 / np.sqrt(20), abs=0.01)  # Breiman's a = 1/sqrt(d)
-    t = load("twonorm", n=20000, seed=0)
+    t = load("twonorm_gen", n=20000, seed=0)
     assert t.X[t.y == 0].mean() == pytest.approx(2 / np.sqrt(20), abs=0.01)
     assert t.X[t.y == 1].mean() == pytest.approx(-2 / np.sqrt(20), abs=0.01)
-    assert load("ringnorm", n=10, a=0.5).meta["preprocessing"].count("a=0.5") == 1
+    assert load("ringnorm_gen", n=10, a=0.5).meta["preprocessing"].count("a=0.5") == 1
 
 
 def test_digits_views_blocks():
@@ -103,11 +103,12 @@ def test_unknown_name_and_option():
     with pytest.raises(ValueError, match="bad option"):
         load("digits", colour=True)
     with pytest.raises(ValueError, match="at least 2"):
-        load("ringnorm", n=1)
+        load("ringnorm_gen", n=1)
 
 
-def test_cli_list(capsys):
-    assert datasets_cli(["--list"]) == 0
+def test_cli_list(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("MKCLUST_DATA_MIRROR", raising=False)
+    assert datasets_cli(["--list", "--no-download", "--raw-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for name in datasets.list_datasets():
         assert name in out

@@ -42,7 +42,34 @@ def test_plan_expands_grids_and_seeds(tiny):
     assert "figures/tinypaper/timing.pdf" in p.figure_targets()
     assert len({r.path() for r in p.runs}) == len(p.runs)
     assert set(p.datasets) == {"digits1v7", "ringnorm_200", "ringnorm_400"}
-    assert p.datasets["ringnorm_200"] == {"loader": "ringnorm", "options": {"n": 200}}
+    assert p.datasets["ringnorm_200"] == {"loader": "ringnorm_gen", "options": {"n": 200}}
+
+
+def test_algorithm_may_run_on_a_subset_of_the_datasets(tiny):
+    tiny["experiments"]["tiny"]["algorithms"]["NC"]["datasets"] = ["digits1v7"]
+    nc = [r for r in plan(tiny).runs_of("tiny") if r.algorithm == "NC"]
+    assert {r.dataset for r in nc} == {"digits1v7"} and len(nc) == 2
+
+
+def test_paper_config_is_valid_and_plans_the_papers_sets():
+    from snakemake.utils import validate
+
+    from mkclust.datasets import REGISTRY
+
+    repo = Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((repo / "workflow/configs/paper.yaml").read_text())
+    validate(config, str(repo / "workflow/schemas/config.schema.yaml"))
+    p = plan(config)
+    mkc = {r.dataset for r in p.runs_of("mkc_table2_baselines")}
+    assert mkc == {n for n, s in REGISTRY.items() if any(sh.paper == "mkc" for sh in s.paper)}
+    odmc = {p.datasets[r.dataset]["loader"] for r in p.runs_of("odmc_table2_baselines")}
+    assert odmc == {n for n, s in REGISTRY.items() if any(sh.paper == "odmc" for sh in s.paper)} - {"dbworld"}
+    # the options that build each paper's version are the ones its paper shape names
+    for name, spec in p.datasets.items():
+        shapes = [sh for sh in REGISTRY[spec["loader"]].paper if sh.paper in ("mkc", "odmc")]
+        assert any(sh.opts == spec["options"] for sh in shapes), name
+    km = [r for r in p.runs_of("mkc_table2_baselines") if r.algorithm == "KM" and r.dataset == "letterAvB"]
+    assert len(km) == 50  # the paper's 50 random initialisations
 
 
 @pytest.mark.parametrize("mutate,match", [
@@ -58,6 +85,10 @@ def test_plan_expands_grids_and_seeds(tiny):
      c["experiments"]["tiny"]["algorithms"]["KKM2"].update(grid={"kernel": 5}), "non-empty list"),
     (lambda c: c["experiments"]["tiny_timing"].update(tables={"table2": {"metrics": ["acc"]}}),
      "tinypaper/table2 is also a table of experiments.tiny"),
+    (lambda c: c["datasets"].update(dbworld={}) or c["experiments"]["tiny"]["datasets"].append("dbworld"),
+     "dbworld is not obtainable"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KM"].update(datasets=["ringnorm_400"]),
+     r"\['ringnorm_400'\] are not datasets of experiment tiny"),
 ])
 def test_plan_rejects_bad_configs_naming_the_key(tiny, mutate, match):
     mutate(tiny)

@@ -154,3 +154,29 @@ def test_bad_config_stops_before_any_rule(tmp_path_factory, mutate, message):
     assert p.returncode != 0
     assert message in p.stdout + p.stderr
     assert not (wd / "data").exists()
+
+
+MIRROR = Path(os.environ.get("MKCLUST_DATA_MIRROR") or REPO.parent / "shared" / "datasets")
+
+
+@pytest.mark.skipif(not (MIRROR / "MANIFEST.tsv").is_file(), reason=f"no data mirror at {MIRROR}")
+def test_mirrored_dataset_through_the_workflow_with_its_flag(tmp_path_factory):
+    """A downloadable set read from data_mirror (nothing copied into data/raw); its paper flag reaches
+    the table and the dataset log."""
+    config = {
+        "data_mirror": str(MIRROR),
+        "datasets": {"echocardiogram": {}, "hepatitis": {}},
+        "experiments": {"mirrored": {
+            "paper": "odmc", "datasets": ["echocardiogram", "hepatitis"], "seeds": [0],
+            "algorithms": {"KM": {"algorithm": "km", "params": {"n_init": 1}}},
+            "tables": {"t": {"metrics": ["acc"], "columns": {"KM": {"algorithm": "KM"}}}}}},
+    }
+    wd = new_workdir(tmp_path_factory, "mirrored", config)
+    smk(wd)
+    md = (wd / "figures/odmc/t.md").read_text()
+    assert "| echocardiogram [n=69 (odmc: 62)] |" in md and "| hepatitis |" in md
+    meta = json.loads(str(np.load(wd / "data/processed/hepatitis.npz")["meta"]))
+    assert meta["raw_files"][0]["obtained_from"] == "mirror" and meta["n"] == 80
+    assert not (wd / "data/raw").exists()
+    log = (wd / "data/logs/dataset/echocardiogram.log").read_text()
+    assert "differs from the paper: n=69 (odmc: 62)" in log

@@ -169,6 +169,9 @@ def _dataset_spec(config: dict, name: str, where: str) -> dict:
     if loader not in DATASETS:
         raise ConfigError(f"datasets.{name}: unknown dataset loader {loader!r}; registered: "
                           f"{', '.join(sorted(DATASETS))}")
+    if DATASETS[loader].kind == "unavailable":
+        raise ConfigError(f"datasets.{name}: {loader} is not obtainable ({DATASETS[loader].reason}); "
+                          "remove it from the experiments")
     return {"loader": loader, "options": opts}
 
 
@@ -195,7 +198,8 @@ def plan(config: dict) -> Plan:
 
 
 def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run]:
-    """The runs of one algorithm entry: banks x parameter grid x datasets x seeds."""
+    """The runs of one algorithm entry: banks x parameter grid x datasets x seeds (the algorithm's
+    own ``datasets``, a subset of the experiment's, where it cannot run on all of them)."""
     where = f"experiments.{exp}.algorithms.{label}"
     est_name = a.get("algorithm", label)
     if est_name not in ALGORITHMS:
@@ -217,13 +221,17 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
             raise ConfigError(f"{where}: {est_name} needs a kernel bank (experiment or algorithm banks:)")
         for b in banks:
             p.banks[b] = _bank_spec(p.config, b, f"{where}.banks")
+    datasets = a.get("datasets", e["datasets"])
+    stray = sorted(set(datasets) - set(e["datasets"]))
+    if stray:
+        raise ConfigError(f"{where}.datasets: {stray} are not datasets of experiment {exp}")
     runs = []
     for bank in banks:
         sizes = {} if bank == NO_BANK else {bank: bank_size(p.banks[bank]["bank"], **_bank_options(p.banks[bank]))}
         for combo in _grid(grid, where, sizes, bank):
             params = json.dumps({**fixed, **combo}, sort_keys=True)
             runs += [Run(exp, label, est_name, ds, bank, params, int(seed), bool(e.get("timing", False)))
-                     for ds in e["datasets"] for seed in a.get("seeds", e.get("seeds", [0]))]
+                     for ds in datasets for seed in a.get("seeds", e.get("seeds", [0]))]
     return runs
 
 
@@ -255,9 +263,10 @@ def _bank_options(spec: dict) -> dict:
 # ------------------------------------------------------------------------------------------------
 
 
-def make_dataset(spec: dict) -> Dataset:
-    """Load a dataset from its planned spec ``{loader, options}``."""
-    return load(spec["loader"], **spec.get("options", {}))
+def make_dataset(spec: dict, raw_dir=None, mirror=None) -> Dataset:
+    """Load a dataset from its planned spec ``{loader, options}``; downloadable sets take their raw
+    files from ``mirror`` (else ``$MKCLUST_DATA_MIRROR``) or download them into ``raw_dir``."""
+    return load(spec["loader"], raw_dir=raw_dir, mirror=mirror, **spec.get("options", {}))
 
 
 def make_bank(spec: dict, ds: Dataset) -> KernelBank:

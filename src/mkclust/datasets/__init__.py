@@ -7,7 +7,9 @@ from files scikit-learn ships (:mod:`mkclust.datasets.embedded`) or from documen
 
 from __future__ import annotations
 
+import inspect
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -16,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mkclust._io import atomic_savez
+from mkclust.datasets.download import fetch
 
 
 @dataclass
@@ -72,15 +75,45 @@ class Dataset:
 
 
 @dataclass(frozen=True)
+class PaperShape:
+    """The size a paper's table gives for a data set, and the loader options that build the paper's
+    version (e.g. ``{"drop_constant": True}``); ``deviation`` explains a known, documented
+    difference (empty when the set is rebuilt exactly)."""
+
+    paper: str
+    n: int
+    d: int
+    c: int
+    options: tuple = ()
+    deviation: str = ""
+
+    @property
+    def opts(self) -> dict:
+        return dict(self.options)
+
+
+@dataclass(frozen=True)
 class DatasetSpec:
-    """A registry entry: how to obtain a data set and what it is."""
+    """A registry entry: how to obtain a data set and what it is.
+
+    ``kind`` is embedded | generated | download | unavailable. A download loader takes a first
+    argument ``get(path) -> Path`` that returns a verified local copy of one of ``files``.
+    ``paper`` lists the sizes the papers report (checked by the tests and ``--list``).
+    """
 
     name: str
     loader: Callable[..., Dataset]
     description: str
     source: str
     citation: str
-    kind: str = "embedded"  # embedded | generated | download
+    kind: str = "embedded"  # embedded | generated | download | unavailable
+    files: tuple = ()
+    paper: tuple = ()
+    reason: str = ""  # why an unavailable set cannot be obtained
+
+
+class DatasetUnavailable(RuntimeError):
+    """A registered data set that cannot be obtained (the reason says why)."""
 
 
 REGISTRY: dict[str, DatasetSpec] = {}
@@ -98,25 +131,62 @@ def list_datasets(kind: str | None = None) -> list[str]:
     return sorted(n for n, s in REGISTRY.items() if kind is None or s.kind == kind)
 
 
-def load(name: str, **options) -> Dataset:
+def default_raw_dir() -> Path:
+    """Where downloads are kept: ``$MKCLUST_RAW_DIR``, else ``data/raw`` under the working folder."""
+    return Path(os.environ.get("MKCLUST_RAW_DIR", "data/raw"))
+
+
+def load(name: str, *, raw_dir=None, mirror=None, download: bool = True, **options) -> Dataset:
     """Load a registered data set. ``options`` are the loader's own (e.g. ``n`` and ``seed`` for the
-    generators); an unknown name or option is a ValueError saying what exists."""
+    generators); an unknown name or option is a ValueError saying what exists.
+
+    Downloadable sets take their raw files from ``mirror`` (default ``$MKCLUST_DATA_MIRROR``) or
+    download them into ``raw_dir`` (default :func:`default_raw_dir`), verifying each sha256
+    (``download=False``: a file that is not local raises :class:`~.download.NotLocal`). The
+    meta records each raw file used, and ``flags`` where the result differs from a paper's size.
+    """
     if name not in REGISTRY:
         raise ValueError(f"unknown dataset {name!r}; registered: {', '.join(list_datasets())}")
     spec = REGISTRY[name]
+    if spec.kind == "unavailable":
+        raise DatasetUnavailable(f"dataset {name!r} is not obtainable: {spec.reason}")
+    used: list[dict] = []
+    args = ()
+    if spec.kind == "download":
+        files = {f.path: f for f in spec.files}
+        rdir = default_raw_dir() if raw_dir is None else Path(raw_dir)
+
+        def get(path: str) -> Path:
+            local, how = fetch(files[path], rdir, mirror, download=download)
+            used.append({**files[path].describe(), "obtained_from": how})
+            return local
+        args = (get,)
     try:
-        ds = spec.loader(**options)
+        inspect.signature(spec.loader).bind(*args, **options)
     except TypeError as exc:
         raise ValueError(f"bad option for dataset {name!r}: {exc}") from None
+    ds = spec.loader(*args, **options)
+    flags = list(ds.meta.get("flags", []))
+    notes = list(ds.meta.get("flag_notes", []))
+    for shape in spec.paper:
+        if shape.opts != {k: v for k, v in options.items() if k != "seed"}:
+            continue
+        got, want = (ds.n, ds.d, ds.n_classes), (shape.n, shape.d, shape.c)
+        for what, g, w in zip("ndc", got, want):
+            if g != w:
+                flags.append(f"{what}={g} ({shape.paper}: {w})")
+        if got != want:
+            notes.append(f"{shape.paper} reports {want[0]} x {want[1]}, {want[2]} classes: {shape.deviation}")
     ds.meta = {"name": name, "source": spec.source, "citation": spec.citation,
-               "kind": spec.kind, **ds.meta, "options": options}
+               "kind": spec.kind, **ds.meta, "options": options, "flags": flags, "flag_notes": notes}
     ds.meta.setdefault("preprocessing", "none")
-    ds.meta.setdefault("raw_files", [])
+    ds.meta["raw_files"] = used or ds.meta.get("raw_files", [])
     return ds
 
 
 # registry entries (imported for their side effect)
 from mkclust.datasets import embedded as _embedded  # noqa: E402,F401
 from mkclust.datasets import generators as _generators  # noqa: E402,F401
+from mkclust.datasets import paper as _paper  # noqa: E402,F401
 
-__all__ = ["Dataset", "DatasetSpec", "REGISTRY", "register", "load", "list_datasets"]
+__all__ = ["Dataset", "DatasetSpec", "PaperShape", "DatasetUnavailable", "REGISTRY", "register", "load", "list_datasets"]

@@ -1,40 +1,80 @@
-"""``python -m mkclust.datasets --list``: load every registered data set and print its size."""
+"""``python -m mkclust.datasets --list``: load every registered data set and print its size beside
+the papers' (one line per paper that uses it, loaded with that paper's options).
+
+Downloadable sets come from the data mirror (``--mirror``, else ``$MKCLUST_DATA_MIRROR``), then
+from ``--raw-dir`` (default ``data/raw``), else they are downloaded (``--no-download`` lists them as
+not local instead). The exit status is 1 if any set failed to load.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 
-from mkclust.datasets import REGISTRY, list_datasets, load
+from mkclust.datasets import REGISTRY, DatasetUnavailable, list_datasets, load
+from mkclust.datasets.download import NotLocal
+
+
+def _rows(name: str, where: dict) -> list[tuple]:
+    spec = REGISTRY[name]
+    shapes = spec.paper or (None,)
+    rows = []
+    for shape in shapes:
+        opts = shape.opts if shape else {}
+        paper = "-" if shape is None else f"{shape.paper}: {shape.n} x {shape.d}, {shape.c}"
+        label = name + (" " + ",".join(f"{k}={v}" for k, v in opts.items()) if opts else "")
+        try:
+            ds = load(name, **where, **opts)
+        except DatasetUnavailable:
+            rows.append((label, "-", "-", "-", paper, "UNAVAILABLE: " + spec.reason, "unavailable"))
+            continue
+        except NotLocal as exc:
+            rows.append((label, "-", "-", "-", paper, f"not local: {exc}", "not_local"))
+            continue
+        except Exception as exc:  # report and go on: --list is a survey
+            rows.append((label, "-", "-", "-", paper, f"NOT LOADED: {exc}", "failed"))
+            continue
+        flags = "; ".join(ds.meta.get("flags", []))
+        rows.append((label, str(ds.n), str(ds.d), str(ds.n_classes), paper, f"[{flags}]" if flags else "", "ok"))
+    return rows
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mkclust.datasets", description=__doc__)
-    ap.add_argument("--list", action="store_true", help="load every registered data set and print n, d, classes, source")
+    ap = argparse.ArgumentParser(prog="python -m mkclust.datasets", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--list", action="store_true", help="load every registered data set and print n, d, classes")
     ap.add_argument("--show", metavar="NAME", help="print one data set's meta as JSON")
+    ap.add_argument("--mirror", help="data mirror folder (default: $MKCLUST_DATA_MIRROR)")
+    ap.add_argument("--raw-dir", help="folder for downloaded raw files (default: $MKCLUST_RAW_DIR or data/raw)")
+    ap.add_argument("--no-download", action="store_true", help="never download; list missing sets as not local")
     args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    where = {"mirror": args.mirror, "raw_dir": args.raw_dir, "download": not args.no_download}
     if args.show:
-        ds = load(args.show)
-        print(json.dumps(ds.meta, indent=1))
+        try:
+            meta = load(args.show, **where).meta
+        except DatasetUnavailable as exc:
+            spec = REGISTRY[args.show]
+            meta = {"name": spec.name, "kind": spec.kind, "description": spec.description, "source": spec.source,
+                    "citation": spec.citation, "unavailable": str(exc),
+                    "paper": [{"paper": s.paper, "n": s.n, "d": s.d, "c": s.c} for s in spec.paper]}
+        print(json.dumps(meta, indent=1))
         return 0
     if not args.list:
         ap.print_help()
         return 0
-    rows = []
-    failed = 0
-    for name in list_datasets():
-        try:
-            ds = load(name)
-            rows.append((name, str(ds.n), str(ds.d), str(ds.n_classes), REGISTRY[name].source))
-        except Exception as exc:  # report and go on: --list is a survey
-            failed += 1
-            rows.append((name, "-", "-", "-", f"NOT LOADED: {exc}"))
-    header = ("name", "n", "d", "classes", "source")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
-    for r in [header, *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
-    return 1 if failed else 0
+    rows = [r for name in list_datasets() for r in _rows(name, where)]
+    header = ("name", "n", "d", "classes", "paper", "flags / status")
+    table = [header, *[r[:6] for r in rows]]
+    widths = [max(len(r[i]) for r in table) for i in range(5)]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + "  " + r[5])
+    status = [r[6] for r in rows]
+    print(f"\n{status.count('ok')} loaded, {status.count('unavailable')} unavailable, "
+          f"{status.count('not_local')} not local, {status.count('failed')} failed")
+    return 1 if "failed" in status else 0
 
 
 if __name__ == "__main__":

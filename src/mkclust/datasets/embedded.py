@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 
-from mkclust.datasets import Dataset, DatasetSpec, register
+from mkclust.datasets import Dataset, DatasetSpec, PaperShape, register
 
 SKLEARN = "scikit-learn bundled copy ({fn})"
 DIGITS_CITATION = ("E. Alpaydin, C. Kaynak. Optical Recognition of Handwritten Digits. UCI Machine "
@@ -30,20 +30,21 @@ def _digits_subset(classes: tuple[int, ...] | None):
                                              "classes_kept": None if classes is None else list(classes)})
 
 
-MKC_DIGIT_SETS = {
-    "digits1v7": (1, 7),
-    "digits2v7": (2, 7),
-    "digits0689": (0, 6, 8, 9),
-    "digits1279": (1, 2, 7, 9),
+MKC_DIGIT_SETS = {  # name: (classes kept, the MKC paper's Table 1 size)
+    "digits1v7": ((1, 7), 361),
+    "digits2v7": ((2, 7), 356),
+    "digits0689": ((0, 6, 8, 9), 713),
+    "digits1279": ((1, 2, 7, 9), 718),
 }
 
-for _name, _cls in MKC_DIGIT_SETS.items():
+for _name, (_cls, _n) in MKC_DIGIT_SETS.items():
     register(DatasetSpec(
         name=_name,
         loader=(lambda cls=_cls: _digits_subset(cls)),
         description=f"digits {', '.join(map(str, _cls))} (MKC paper Table 1)",
         source=SKLEARN.format(fn="load_digits"),
         citation=DIGITS_CITATION,
+        paper=(PaperShape("mkc", _n, 64, len(_cls)),),
     ))
 
 register(DatasetSpec(
