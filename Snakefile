@@ -26,7 +26,7 @@ except ConfigError as exc:
 
 DATA = PLAN.data_dir
 FIGS = PLAN.figures_dir
-RUNS = PLAN.run_lookup()
+GROUPS = PLAN.run_groups()
 ENV = "../../envs/mkclust.yaml"  # relative to workflow/rules/
 
 wildcard_constraints:

@@ -7,7 +7,8 @@ import yaml
 
 from mkclust import metrics
 from mkclust.datasets import load
-from mkclust.experiments import ConfigError, Run, make_bank, param_id, plan, records_to_frame, run_one
+from mkclust.experiments import (ConfigError, Run, load_records, make_bank, param_id, plan, records_to_frame,
+                                 run_group, run_one)
 from mkclust.kernels import BANKS, bank_size, build_bank
 
 TINY = Path(__file__).parent / "configs" / "tiny.yaml"
@@ -40,7 +41,11 @@ def test_plan_expands_grids_and_seeds(tiny):
     assert all(r.timing for r in p.runs_of("tiny_timing"))
     assert "figures/tinypaper/table2.md" in p.table_targets()
     assert "figures/tinypaper/timing.pdf" in p.figure_targets()
-    assert len({r.path() for r in p.runs}) == len(p.runs)
+    assert len({(r.path(), r.seed) for r in p.runs}) == len(p.runs)
+    groups = p.run_groups()
+    assert sum(map(len, groups.values())) == len(p.runs)
+    assert all(len({r.path() for r in rs}) == 1 and [r.seed for r in rs] == sorted(r.seed for r in rs)
+               for rs in groups.values())
     assert set(p.datasets) == {"digits1v7", "ringnorm_200", "ringnorm_400"}
     assert p.datasets["ringnorm_200"] == {"loader": "ringnorm_gen", "options": {"n": 200}}
 
@@ -64,10 +69,15 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
     assert mkc == {n for n, s in REGISTRY.items() if any(sh.paper == "mkc" for sh in s.paper)}
     odmc = {p.datasets[r.dataset]["loader"] for r in p.runs_of("odmc_table2_baselines")}
     assert odmc == {n for n, s in REGISTRY.items() if any(sh.paper == "odmc" for sh in s.paper)} - {"dbworld"}
-    # the options that build each paper's version are the ones its paper shape names
+    rmkkm = {r.dataset for r in p.runs_of("rmkkm_table2")}
+    assert rmkkm == {n for n, s in REGISTRY.items() if any(sh.paper == "rmkkm" for sh in s.paper)}
+    # the options that build each paper's version are the ones its paper shape names (the authors'
+    # preprocessed variants of the RMKKM face sets keep the shape)
     for name, spec in p.datasets.items():
-        shapes = [sh for sh in REGISTRY[spec["loader"]].paper if sh.paper in ("mkc", "odmc")]
-        assert any(sh.opts == spec["options"] for sh in shapes), name
+        opts = {k: v for k, v in spec["options"].items() if k != "variant"}
+        assert any(sh.opts == opts for sh in REGISTRY[spec["loader"]].paper), name
+    fig1 = {r.dataset for r in p.runs_of("rmkkm_table2") if r.algorithm == "RMKKM-gamma"}
+    assert fig1 == {"JAFFE", "ORL", "TR11", "TR41"}
     km = [r for r in p.runs_of("mkc_table2_baselines") if r.algorithm == "KM" and r.dataset == "letterAvB"]
     assert len(km) == 50  # the paper's 50 random initialisations
 
@@ -126,3 +136,21 @@ def test_run_one_record(tmp_path):
         run_one(Run("e", "KKM", "kkm", "digits1v7", "mkc3", "{}", 0), tmp_path / "d.npz", tmp_path / "b.npz")
     df = records_to_frame([rec, ew])
     assert len(df) == 2 and {"acc", "ri", "param.kernel", "fit_seconds", "params"} <= set(df.columns)
+
+
+def test_run_group_fits_every_seed_like_single_runs(tmp_path):
+    ds = load("digits1v7")
+    ds.save(tmp_path / "d.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "b.npz")
+    runs = [Run("e", "KKM", "kkm", "digits1v7", "mkc3", json.dumps({"kernel": 2, "n_init": 1, "init": "random"}), s)
+            for s in (0, 1, 2)]
+    group = run_group(runs, tmp_path / "d.npz", tmp_path / "b.npz")
+    assert [r["seed"] for r in group] == [0, 1, 2]
+    for run, rec in zip(runs, group):
+        single = run_one(run, tmp_path / "d.npz", tmp_path / "b.npz")
+        assert rec["labels"] == single["labels"] and rec["objective"] == single["objective"]
+    assert {r.path() for r in runs} == {"data/runs/e/KKM/digits1v7/mkc3/init=random,kernel=2,n_init=1.json"}
+    with pytest.raises(ValueError, match="one group"):
+        run_group([runs[0], Run("e", "KM", "km", "digits1v7", "none", "{}", 0)], tmp_path / "d.npz")
+    (tmp_path / "g.json").write_text(json.dumps(group))
+    assert [r["seed"] for r in load_records([tmp_path / "g.json"])] == [0, 1, 2]

@@ -43,6 +43,14 @@ def test_param_rules():
         reduce_runs(df, ["acc"], "mean", "only")
 
 
+def test_best_parameter_per_metric():
+    df = runs()
+    df.loc[df.param_id == "kernel=0", "ri"] = 0.99  # kernel 0 is best by ri, kernel 1 by acc
+    e = reduce_runs(df, ["acc", "ri"], "mean", "best_param_by_metric", select_by="each")
+    assert e["oracle"] and e["acc"][0] == pytest.approx(0.8) and e["ri"][0] == pytest.approx(0.99)
+    assert e["chosen"] == "acc: kernel=1; ri: kernel=0"
+
+
 def test_build_table_with_reference_and_where():
     df = runs().rename(columns={"acc": "majority_acc"})  # the MKC paper's accuracy
     spec = {"metrics": ["majority_acc"], "reference": {"paper": "mkc", "table": "table2"},
@@ -62,6 +70,10 @@ def test_reference_files():
     ref = load_reference("mkc", "table2")
     assert len(ref) == 144  # 11 data sets x 7 columns x 2 metrics, less 4 blank IterSVR and NC's mnist '-'
     assert ref["value"].between(0, 1).all()
+    r = load_reference("rmkkm", "table2")
+    assert len(r) == 9 * 12 * 3 and r["value"].between(0, 1).all()
+    cell = r.set_index(["dataset", "column", "metric"])["value"]
+    assert cell[("YALE", "RMKKM", "acc")] == 0.5218 and cell[("TR45", "KKM-b", "nmi")] == 0.5787
     with pytest.raises(ValueError, match="available"):
         load_reference("mkc", "table9")
 
@@ -71,7 +83,7 @@ def test_write_table(tmp_path):
     paths = write_table(t, str(tmp_path / "t"), "title")
     assert all(__import__("os").path.getsize(p) > 0 for p in paths)
     md = (tmp_path / "t.md").read_text()
-    assert "| digits1v7 |" in md and "†" in md
+    assert "| digits1v7 | acc |" in md and "| digits1v7 | ri |" in md and "†" in md
     assert pd.read_csv(tmp_path / "t.csv").shape[0] == 2
     assert r"\begin{tabular}" in (tmp_path / "t.tex").read_text()
     assert not list(tmp_path.glob(".*tmp"))
@@ -80,6 +92,8 @@ def test_write_table(tmp_path):
 @pytest.mark.parametrize("spec", [
     {"kind": "bars", "metric": "acc", "columns": {"KKM": {"algorithm": "KKM", "params": "mean"}}},
     {"kind": "sweep", "algorithm": "KKM", "x": "kernel", "metric": "acc"},
+    {"kind": "sweep", "algorithm": "KKM", "x": "kernel", "metric": "acc",
+     "levels": {"KKM-a": {"algorithm": "KKM", "params": "mean"}}},
     {"kind": "timing", "x": "n", "loglog": True},
     {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metric": "acc"},
 ])
@@ -94,3 +108,12 @@ def test_figures_render(spec, tmp_path):
     assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
     with pytest.raises(ValueError, match="figure kind"):
         make_figure(df, {"kind": "pie"})
+
+
+def test_markdown_cell_shows_published_value_and_difference(tmp_path):
+    df = runs().rename(columns={"acc": "majority_acc"})
+    spec = {"metrics": ["majority_acc"], "reference": {"paper": "mkc", "table": "table2"},
+            "columns": {"K1": {"algorithm": "KKM", "where": {"kernel": 0}}}}
+    write_table(build_table(df, spec), str(tmp_path / "t"), "t")
+    md = (tmp_path / "t.md").read_text()
+    assert "0.700 ± 0.141 (1.000, -0.300)" in md

@@ -69,9 +69,25 @@ def test_tables_and_figures_written(done):
     assert res["acc"].between(0, 1).all()
 
 
-def test_run_records_timing_and_logs(done):
-    recs = [json.loads(p.read_text()) for p in (done / "data/runs/tiny_timing").rglob("*.json")]
+def test_rmkkm_table_and_gamma_figure(done):
+    t = pd.read_csv(done / "figures/tinypaper/rmkkm_table.csv")
+    assert set(t["column"]) == {"KKM-b", "KKM-a", "RKKM-ew", "MKKM", "AASC", "RMKKM"}
+    assert set(t["metric"]) == {"acc", "nmi", "purity"} and (t["seeds_rule"] == "best_objective").all()
+    assert t.loc[t["column"] == "KKM-b", "oracle"].all() and not t.loc[t["column"] == "RMKKM", "oracle"].any()
+    recs = [r for p in (done / "data/runs/tiny_rmkkm/RMKKM").rglob("*.json") for r in json.loads(p.read_text())]
     assert len(recs) == 4
+    for r in recs:
+        w, g = np.array(r["kernel_weights"]), r["params"]["gamma"]
+        assert (w**g).sum() == pytest.approx(1.0)
+        assert max(r["diagnostics"]["sample_weights_"]) == pytest.approx(1.0)
+    assert (done / "figures/tinypaper/gamma.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_run_records_timing_and_logs(done):
+    groups = list((done / "data/runs/tiny_timing").rglob("*.json"))
+    assert len(groups) == 2  # one records file per data set, each holding its two seeds
+    recs = [r for p in groups for r in json.loads(p.read_text())]
+    assert len(recs) == 4 and sorted(r["seed"] for r in recs) == [0, 0, 1, 1]
     for r in recs:
         assert r["threads"] == 1 and r["timing"] is True
         assert r["blas_threads"] == 1  # BLAS pinned inside the job, measured by threadpoolctl
@@ -107,7 +123,7 @@ def test_parameter_change_reruns_only_affected(done):
     after = mtimes(done / "data")
     changed = {k for k in after if before.get(k) != after[k]}
     new_runs = {k for k in changed if k.startswith("runs/") and k.endswith(".json")}
-    assert len(new_runs) == 8 and all("/KKM/" in k and "n_init=3" in k for k in new_runs)
+    assert len(new_runs) == 4 and all("/KKM/" in k and "n_init=3" in k for k in new_runs)  # 2 kernels x 2 sets
     assert not any(k.startswith(("kernels/", "processed/")) for k in changed)
     assert "results/tiny.csv" in changed and "results/tiny_timing.csv" not in changed
     res = pd.read_csv(done / "data/results/tiny.csv")
@@ -130,13 +146,13 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
         proc.wait()
     done_runs = list((wd / "data/runs").rglob("*.json"))
     for p in done_runs:
-        assert "metrics" in json.loads(p.read_text())  # complete, never truncated
+        assert all("metrics" in r for r in json.loads(p.read_text()))  # complete, never truncated
     assert len(done_runs) < 20
     # a killed Snakemake keeps its lock: the documented recovery is --unlock, then --rerun-incomplete
     smk(wd, "--unlock")
     smk(wd, "--rerun-incomplete")
     assert (wd / "figures/tinypaper/table2.csv").exists()
-    assert len(list((wd / "data/runs").rglob("*.json"))) == 20
+    assert len(list((wd / "data/runs").rglob("*.json"))) == 20  # run groups: KM 2, KKM 4, NC 4, timing 2, rmkkm 8
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(wd, "-n"))
 
 

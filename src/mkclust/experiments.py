@@ -90,9 +90,19 @@ class Run:
     def param_id(self) -> str:
         return param_id(self.params)
 
+    @property
+    def group(self) -> tuple[str, str, str, str, str]:
+        """The run group: runs differing only in their seed, fitted by one job into one file."""
+        return (self.experiment, self.algorithm, self.dataset, self.bank, self.param_id)
+
     def path(self, data_dir: str = "data") -> str:
-        return (f"{data_dir}/runs/{self.experiment}/{self.algorithm}/{self.dataset}/{self.bank}/"
-                f"{self.param_id}/seed{self.seed}.json")
+        """The group's records file: a JSON list with one run record per seed."""
+        return group_path(self.group, data_dir)
+
+
+def group_path(group: tuple, data_dir: str = "data") -> str:
+    experiment, algorithm, dataset, bank, pid = group
+    return f"{data_dir}/runs/{experiment}/{algorithm}/{dataset}/{bank}/{pid}.json"
 
 
 @dataclass
@@ -113,11 +123,19 @@ class Plan:
     def figures_dir(self) -> str:
         return self.config.get("figures_dir", "figures")
 
-    def run_lookup(self) -> dict[tuple, Run]:
-        return {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, str(r.seed)): r for r in self.runs}
+    def run_groups(self) -> dict[tuple, list[Run]]:
+        """group -> its runs in seed order (one job each; see :attr:`Run.group`)."""
+        groups: dict[tuple, list[Run]] = {}
+        for r in self.runs:
+            groups.setdefault(r.group, []).append(r)
+        return {g: sorted(rs, key=lambda r: r.seed) for g, rs in groups.items()}
 
     def runs_of(self, experiment: str) -> list[Run]:
         return [r for r in self.runs if r.experiment == experiment]
+
+    def group_targets(self, experiment: str) -> list[str]:
+        """The records files of one experiment's run groups."""
+        return sorted({r.path(self.data_dir) for r in self.runs_of(experiment)})
 
     def _targets(self, kind: str, exts: tuple[str, ...]) -> list[str]:
         return [f"{self.figures_dir}/{self.config['experiments'][exp]['paper']}/{name}.{ext}"
@@ -188,12 +206,12 @@ def plan(config: dict) -> Plan:
             p.runs += _algorithm_runs(p, exp, e, label, a or {})
         p.outputs[exp] = {"tables": dict(e.get("tables") or {}), "figures": dict(e.get("figures") or {})}
     _check_outputs(p)
-    seen: set[str] = set()
+    seen: set[tuple] = set()
     for r in p.runs:
-        if r.path() in seen:
-            raise ConfigError(f"experiments.{r.experiment}: two runs write {r.path()}; make the algorithm "
-                              "labels or parameter grids distinct")
-        seen.add(r.path())
+        if (r.group, r.seed) in seen:
+            raise ConfigError(f"experiments.{r.experiment}: two runs write seed {r.seed} of {r.path()}; make "
+                              "the algorithm labels or parameter grids distinct")
+        seen.add((r.group, r.seed))
     return p
 
 
@@ -248,7 +266,8 @@ def _check_outputs(p: Plan) -> None:
                     raise ConfigError(f"{where}: {e['paper']}/{name} is also a {kind[:-1]} of {owners[key]}; "
                                       "names must be unique within a paper")
                 owners[key] = f"experiments.{exp}"
-                for col in (spec or {}).get("columns", {}).values():
+                spec = spec or {}
+                for col in [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]:
                     if col.get("algorithm", "") not in e["algorithms"]:
                         raise ConfigError(f"{where}: column refers to algorithm {col.get('algorithm')!r}, "
                                           f"not one of {sorted(e['algorithms'])}")
@@ -349,20 +368,37 @@ def select_kernel(bank: KernelBank, choice) -> tuple[np.ndarray, str]:
 
 def run_one(run: Run, dataset_path, bank_path=None) -> dict:
     """Fit ``run``'s estimator on its dataset and bank and return the run record (DESIGN.md)."""
+    return run_group([run], dataset_path, bank_path)[0]
+
+
+def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
+    """Fit the runs of one group (same estimator, dataset, bank and parameters; one per seed),
+    loading the dataset and the kernel once; returns their records in order."""
+    if len({r.group for r in runs}) != 1:
+        raise ValueError("run_group takes the runs of one group")
     ds = Dataset.load(dataset_path)
-    params = run.params
+    params = runs[0].params
     kernel_choice = params.pop("kernel", None)
     params.setdefault("n_clusters", ds.n_classes)
-    est = get_estimator(run.estimator, random_state=run.seed, **params)
+    input_kind = get_estimator(runs[0].estimator).input_kind
     kernel_name = None
-    if est.input_kind == "features":
+    if input_kind == "features":
         data = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
     else:
         bank = KernelBank.load(bank_path)
-        if est.input_kind == "kernel":
+        if input_kind == "kernel":
             data, kernel_name = select_kernel(bank, kernel_choice)
         else:
             data = bank.gram()
+    records = []
+    for k, run in enumerate(runs):
+        log.info("seed %d (%d of %d)", run.seed, k + 1, len(runs))
+        est = get_estimator(run.estimator, random_state=run.seed, **params)
+        records.append(_fit_record(run, est, data, ds, params, kernel_name))
+    return records
+
+
+def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name) -> dict:
     blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
     log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
              run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
@@ -418,4 +454,9 @@ def records_to_frame(records: list[dict]):
 
 
 def load_records(paths) -> list[dict]:
-    return [json.loads(Path(p).read_text()) for p in paths]
+    """The run records in records files (each a JSON list, one record per seed, or one record)."""
+    out: list[dict] = []
+    for p in paths:
+        data = json.loads(Path(p).read_text())
+        out += data if isinstance(data, list) else [data]
+    return out

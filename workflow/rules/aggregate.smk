@@ -3,7 +3,7 @@
 
 rule aggregate:
     input:
-        lambda wc: [r.path(DATA) for r in PLAN.runs_of(wc.experiment)],
+        lambda wc: PLAN.group_targets(wc.experiment),
     output:
         f"{DATA}/results/{{experiment}}.csv",
     log:

@@ -3,7 +3,9 @@ of lowercase names for configurations (``get_estimator("kkm", n_clusters=4)``)."
 
 from __future__ import annotations
 
+from mkclust.algorithms.aasc import AASC
 from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
+from mkclust.algorithms.rmkkm import MKKM, RKKM, RMKKM
 from mkclust.algorithms.spectral import NormalizedCut, SpectralClustering
 
 #: registry name -> estimator class; a new method is one module plus one entry here
@@ -12,6 +14,10 @@ ALGORITHMS = {
     "kkm": KernelKMeans,
     "sc": SpectralClustering,
     "nc": NormalizedCut,
+    "rkkm": RKKM,
+    "rmkkm": RMKKM,
+    "mkkm": MKKM,
+    "aasc": AASC,
 }
 
 
@@ -28,4 +34,4 @@ def get_estimator(name: str, **params):
 
 
 __all__ = ["ALGORITHMS", "get_estimator", "KMeansBaseline", "KernelKMeans", "SpectralClustering",
-           "NormalizedCut"]
+           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC"]

@@ -3,7 +3,8 @@
 - ``bars``: one group of bars per dataset, one bar per table column (reduced by the same selection
   rules as tables), the published value as a black mark.
 - ``sweep``: a metric against one parameter of one algorithm (mean over seeds, std as error bars),
-  one line per dataset; ``x: kernel`` uses the kernel names of the bank as tick labels.
+  one line per dataset; ``x: kernel`` uses the kernel names of the bank as tick labels. With
+  ``levels`` (table columns), one panel per dataset with those columns' values as dashed lines.
 - ``timing``: fit time (``fit_seconds`` or ``cpu_seconds``) against ``n`` or a parameter, median
   over repeats with min-max bars, one line per algorithm; ``loglog: true`` also fits the slope of
   log time against log x and writes it in the legend.
@@ -58,6 +59,8 @@ def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
 
 
 def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    if spec.get("levels"):
+        return _sweep_panels(results, spec)
     metric, x = spec.get("metric", "acc"), spec["x"]
     df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
     xc = _xcol(df, x)
@@ -77,6 +80,30 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
     ax.set_ylabel(metric)
     ax.legend(fontsize=7)
     ax.set_title(spec.get("title", ""), fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    """One panel per dataset: the swept metric (mean over seeds, std bars) and, as horizontal
+    dashed lines, the ``levels`` (table columns reduced by the table rules, e.g. KKM-a, KKM-ew)."""
+    metric, x = spec.get("metric", "acc"), spec["x"]
+    df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
+    xc = _xcol(df, x)
+    datasets = list(dict.fromkeys(df["dataset"]))
+    levels = build_table(results, {"metrics": [metric], "columns": spec["levels"]}, datasets)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.4 * len(datasets), 3.2), squeeze=False)
+    for ax, ds in zip(axes[0], datasets):
+        s = df[df["dataset"] == ds].groupby(xc)[metric].agg(["mean", "std"]).sort_index()
+        ax.errorbar(s.index.to_numpy(dtype=float), s["mean"], yerr=s["std"].fillna(0), marker="o", capsize=2,
+                    label=spec.get("algorithm", metric))
+        for k, (_, lv) in enumerate(levels[levels["dataset"] == ds].iterrows()):
+            ax.axhline(lv["value"], ls="--", color=f"C{k + 1}", label=lv["column"])
+        ax.set_xlabel(spec.get("xlabel", x))
+        ax.set_ylabel(metric)
+        ax.set_title(ds, fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(spec.get("title", ""), fontsize=9)
     fig.tight_layout()
     return fig
 

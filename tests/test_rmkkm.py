@@ -1,0 +1,183 @@
+"""RKKM, RMKKM (Du et al. 2015), MKKM and AASC: objectives, optimality conditions, special cases."""
+
+import numpy as np
+import pytest
+
+from mkclust import metrics
+from mkclust.algorithms import AASC, MKKM, RKKM, RMKKM, get_estimator
+from mkclust.algorithms.aasc import aasc_weights
+from mkclust.algorithms.kmeans import cluster_distances
+from mkclust.algorithms.rmkkm import centre_matrix, kernel_distances, rmkkm_weights, robust_mkkm
+from mkclust.datasets import load
+from mkclust.kernels import build_bank
+
+
+def bank(name, bank_name="rmkkm12", **opts):
+    ds = load(name, **opts)
+    return ds, build_bank(bank_name, ds.X, preprocess="unit").gram()
+
+
+@pytest.fixture(scope="module")
+def digits17():
+    return bank("digits1v7")
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0, 0], [8, 0], [0, 8]], float)
+    X = np.vstack([c + rng.normal(size=(30, 2)) for c in centres])
+    y = np.repeat(np.arange(3), 30)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.stack([np.exp(-D / (2 * s**2)) for s in (2.0, 4.0)] + [X @ X.T / 64])
+    return K, y
+
+
+def non_increasing(trace, rel=1e-10):
+    t = np.asarray(trace)
+    return bool(np.all(np.diff(t) <= rel * np.abs(t[:-1])))
+
+
+@pytest.mark.parametrize("name,bank_name,opts", [("digits1v7", "rmkkm12", {}), ("wine", "rmkkm12", {}),
+                                                 ("ringnorm_gen", "mkc3", {"n": 200}), ("digits0689", "rmkkm12", {})])
+@pytest.mark.parametrize("gamma", [0.1, 0.3, 0.7, 0.9])
+def test_rmkkm_objective_never_increases(name, bank_name, opts, gamma):
+    ds, K = bank(name, bank_name, **opts)
+    for seed in (0, 1):
+        est = RMKKM(n_clusters=ds.n_classes, gamma=gamma, random_state=seed, tol=0).fit(K)
+        assert len(est.objective_trace_) >= 3
+        assert non_increasing(est.objective_trace_), np.diff(est.objective_trace_).max()
+        assert np.isfinite(est.objective_trace_).all() and est.objective_ == est.objective_trace_[-1]
+        w = est.kernel_weights_
+        assert (w >= 0).all() and (w**gamma).sum() == pytest.approx(1.0, rel=1e-12)
+        assert est.sample_weights_.max() == pytest.approx(1.0) and (est.sample_weights_ > 0).all()
+
+
+@pytest.mark.parametrize("gamma", [0.1, 0.3, 0.5, 0.9])
+def test_weight_update_satisfies_the_kkt_conditions_of_eq18(gamma):
+    rng = np.random.default_rng(1)
+    h = rng.uniform(0.01, 3.0, size=12)
+    w = rmkkm_weights(h, gamma)
+    assert (w > 0).all() and (w**gamma).sum() == pytest.approx(1.0, rel=1e-12)
+    # stationarity of J(w) = w'h + lambda (1 - sum w^gamma): h_t = lambda gamma w_t^(gamma-1), one lambda
+    lam = h / (gamma * w ** (gamma - 1))
+    np.testing.assert_allclose(lam, lam[0], rtol=1e-10)
+    # and it is the minimum of w'h over the constraint: no random feasible point does better
+    for _ in range(2000):
+        v = rng.uniform(size=12) ** 3
+        v /= (v**gamma).sum() ** (1 / gamma)
+        assert v @ h >= w @ h - 1e-12
+
+
+def test_weights_move_to_the_smallest_h_as_gamma_grows():
+    h = np.array([1.0, 2.0, 4.0])
+    spread = [np.ptp(rmkkm_weights(h, g) / rmkkm_weights(h, g).sum()) for g in (0.05, 0.5, 0.95)]
+    assert spread[0] < spread[1] < spread[2]
+    assert np.argmax(rmkkm_weights(h, 0.95)) == 0
+
+
+def test_one_kernel_rmkkm_equals_rkkm(digits17):
+    _, K = digits17
+    for k in (3, 7, 11):
+        a = RMKKM(n_clusters=2, gamma=0.3, random_state=5, n_init=3).fit(K[k:k + 1])
+        b = RKKM(n_clusters=2, random_state=5, n_init=3).fit(K[k])
+        np.testing.assert_array_equal(a.labels_, b.labels_)
+        np.testing.assert_allclose(a.objective_trace_, b.objective_trace_, rtol=1e-12)
+        assert a.kernel_weights_ == pytest.approx([1.0]) and b.kernel_weights_.tolist() == [1.0]
+
+
+def test_assignment_with_unit_sample_weights_is_kernel_kmeans(digits17):
+    ds, K = digits17
+    rng = np.random.default_rng(0)
+    for k in (0, 3, 8, 11):
+        labels = rng.integers(0, 4, ds.n)
+        dist = kernel_distances(K[k:k + 1], np.diag(K[k])[None], centre_matrix(labels, 4, np.ones(ds.n)))[0]
+        ref = cluster_distances(K[k], np.diag(K[k]), labels, 4)
+        np.testing.assert_allclose(dist, ref, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(np.argmin(dist, axis=1), np.argmin(ref, axis=1))
+
+
+def test_centres_are_the_weighted_means_of_eq12():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    labels = rng.integers(0, 3, 40)
+    s = rng.uniform(0.1, 1.0, 40)
+    A = centre_matrix(labels, 3, s)
+    for j in range(3):
+        member = labels == j
+        np.testing.assert_allclose(X.T @ A[:, j], (s[member, None] * X[member]).sum(0) / s[member].sum())
+    # the feature-space distance through the kernel equals the explicit one
+    dist = kernel_distances((X @ X.T)[None], (X * X).sum(1)[None], A)[0]
+    explicit = ((X[:, None, :] - (X.T @ A).T[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(dist, explicit, atol=1e-10)
+
+
+def test_empty_clusters_are_reseeded_without_nan():
+    a, b = np.array([0.0, 0.0]), np.array([10.0, 0.0])
+    X = np.vstack([np.tile(a, (5, 1)), np.tile(b, (5, 1)), [[0.1, 0.0], [9.9, 0.0]]])
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 50.0)[None]
+    start = np.array([0] * 5 + [1] * 5 + [2, 2])  # cluster 2 straddles both groups and empties at once
+    labels, w, D, obj, trace, n_iter = robust_mkkm(K, start, 3, None, max_iter=20, tol=0)
+    assert np.bincount(labels, minlength=3).min() >= 1
+    assert np.isfinite(trace).all() and np.isfinite(D).all() and non_increasing(trace)
+    # an initial partition missing a cluster entirely is re-seeded too
+    labels, *_ = robust_mkkm(K, np.zeros(12, int), 3, None, max_iter=5)
+    assert np.bincount(labels, minlength=3).min() >= 1
+
+
+def test_rmkkm_clusters_separated_blobs_and_is_deterministic(blobs):
+    K, y = blobs
+    a = RMKKM(n_clusters=3, gamma=0.3, n_init=5, random_state=0).fit(K)
+    assert metrics.acc(y, a.labels_) == 1.0
+    b = RMKKM(n_clusters=3, gamma=0.3, n_init=5, random_state=0).fit(K)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.objective_ == b.objective_
+    assert get_estimator("rmkkm", n_clusters=3, gamma=0.5).gamma == 0.5
+    with pytest.raises(ValueError, match="gamma must lie in"):
+        RMKKM(n_clusters=3, gamma=1.5).fit(K)
+
+
+def test_n_init_keeps_the_lowest_objective(digits17):
+    _, K = digits17
+    singles = [RMKKM(n_clusters=2, random_state=s).fit(K).objective_ for s in range(3)]
+    best = RMKKM(n_clusters=2, n_init=3, random_state=0).fit(K).objective_
+    rng_objs = []
+    rng = np.random.RandomState(0)
+    for _ in range(3):
+        labels0 = rng.randint(2, size=K.shape[1])
+        rng_objs.append(robust_mkkm(K, labels0, 2, 0.3)[3])
+    assert best == min(rng_objs)
+    assert len(singles) == 3
+
+
+def test_mkkm_objective_and_weights(digits17, blobs):
+    ds, K = digits17
+    for seed in range(3):
+        est = MKKM(n_clusters=2, random_state=seed, tol=0).fit(K)
+        assert non_increasing(est.objective_trace_)
+        w = est.kernel_weights_
+        assert w.sum() == pytest.approx(1.0) and (w >= 0).all()
+        # w_p proportional to 1 / D_p at the final partition
+        Dp = np.array([cluster_distances(Kp, np.diag(Kp), est.labels_, 2)[np.arange(ds.n), est.labels_].sum()
+                       for Kp in K])
+        np.testing.assert_allclose(w, (1 / Dp) / (1 / Dp).sum(), rtol=1e-8)
+        assert est.objective_ == pytest.approx((w**2) @ Dp, rel=1e-10)
+    Kb, y = blobs
+    assert metrics.acc(y, MKKM(n_clusters=3, n_init=5, random_state=0).fit(Kb).labels_) == 1.0
+
+
+def test_aasc_objective_weights_and_blobs(blobs):
+    K, y = blobs
+    est = AASC(n_clusters=3, random_state=0, tol=0, max_iter=10).fit(K[:2])
+    assert non_increasing(est.objective_trace_, rel=1e-8)
+    assert est.kernel_weights_.sum() == pytest.approx(1.0)
+    assert metrics.acc(y, est.labels_) == 1.0
+    # the closed-form v-step minimises sum v^p a over the simplex
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0.1, 2.0, 5)
+    v = aasc_weights(a, 2.0)
+    for _ in range(1000):
+        u = rng.dirichlet(np.ones(5))
+        assert (u**2) @ a >= (v**2) @ a - 1e-12
+    with pytest.raises(ValueError, match="p must be > 1"):
+        AASC(n_clusters=3, p=1.0).fit(K[:2])
