@@ -46,7 +46,7 @@ def test_plan_expands_grids_and_seeds(tiny):
     assert sum(map(len, groups.values())) == len(p.runs)
     assert all(len({r.path() for r in rs}) == 1 and [r.seed for r in rs] == sorted(r.seed for r in rs)
                for rs in groups.values())
-    assert set(p.datasets) == {"digits1v7", "ringnorm_200", "ringnorm_400"}
+    assert set(p.datasets) == {"digits1v7", "ringnorm_200", "ringnorm_400", "dv17"}
     assert p.datasets["ringnorm_200"] == {"loader": "ringnorm_gen", "options": {"n": 200}}
 
 
@@ -75,7 +75,13 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
     # preprocessed variants of the RMKKM face sets keep the shape)
     for name, spec in p.datasets.items():
         opts = {k: v for k, v in spec["options"].items() if k != "variant"}
-        assert any(sh.opts == opts for sh in REGISTRY[spec["loader"]].paper), name
+        shapes = REGISTRY[spec["loader"]].paper
+        assert not shapes or any(sh.opts == opts for sh in shapes), name
+    # GUMKL: five 4-class subsets of each real multi-view set stand in for the Corel D1-D5
+    subsets = [p.datasets[r.dataset] for r in p.runs_of("gumkl_figures")]
+    for loader in ("msrc_v1", "mfeat"):
+        sets = {tuple(s["options"]["classes"]) for s in subsets if s["loader"] == loader}
+        assert len(sets) == 5 and all(len(c) == 4 for c in sets)
     fig1 = {r.dataset for r in p.runs_of("rmkkm_table2") if r.algorithm == "RMKKM-gamma"}
     assert fig1 == {"JAFFE", "ORL", "TR11", "TR41"}
     km = [r for r in p.runs_of("mkc_table2_baselines") if r.algorithm == "KM" and r.dataset == "letterAvB"]

@@ -83,6 +83,17 @@ def test_rmkkm_table_and_gamma_figure(done):
     assert (done / "figures/tinypaper/gamma.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_gumkl_outputs(done):
+    t = pd.read_csv(done / "figures/tinypaper/gumkl_nmi.csv")
+    assert set(t["column"]) == {"p=1", "p=inf"} and t["value"].between(0, 1).all()
+    res = pd.read_csv(done / "data/results/tiny_gumkl.csv")
+    assert len(res) == 6 and json.loads(res["kernel_name"].iloc[0])[0].startswith("linear(")
+    w1 = json.loads(res[(res["param.p"] == 1) & res["param.refine"]]["kernel_weights"].iloc[0])
+    assert sorted(w1) == [0, 0, 0, 1]  # p = 1: the single best kernel
+    for f in ("gumkl_p", "gumkl_w"):
+        assert (done / f"figures/tinypaper/{f}.pdf").read_bytes()[:4] == b"%PDF"
+
+
 def test_run_records_timing_and_logs(done):
     groups = list((done / "data/runs/tiny_timing").rglob("*.json"))
     assert len(groups) == 2  # one records file per data set, each holding its two seeds
@@ -102,7 +113,7 @@ def test_banks_protected_and_loadable(done):
     from mkclust.kernels import KernelBank
 
     banks = list((done / "data/kernels").rglob("*.npz"))
-    assert len(banks) == 5  # mkc3 on 3 data sets, widths on 2
+    assert len(banks) == 6  # mkc3 on 3 data sets, widths on 2, views on 1
     for b in banks:
         assert not b.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH), f"{b} is writable"
         K = KernelBank.load(b).gram()
@@ -147,12 +158,12 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
     done_runs = list((wd / "data/runs").rglob("*.json"))
     for p in done_runs:
         assert all("metrics" in r for r in json.loads(p.read_text()))  # complete, never truncated
-    assert len(done_runs) < 20
+    assert len(done_runs) < 26
     # a killed Snakemake keeps its lock: the documented recovery is --unlock, then --rerun-incomplete
     smk(wd, "--unlock")
     smk(wd, "--rerun-incomplete")
     assert (wd / "figures/tinypaper/table2.csv").exists()
-    assert len(list((wd / "data/runs").rglob("*.json"))) == 20  # run groups: KM 2, KKM 4, NC 4, timing 2, rmkkm 8
+    assert len(list((wd / "data/runs").rglob("*.json"))) == 26  # groups: KM 2, KKM 4, NC 4, timing 2, rmkkm 8, gumkl 6
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(wd, "-n"))
 
 

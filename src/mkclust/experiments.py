@@ -389,7 +389,7 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
         if input_kind == "kernel":
             data, kernel_name = select_kernel(bank, kernel_choice)
         else:
-            data = bank.gram()
+            data, kernel_name = bank.gram(), list(bank.names)  # multi-kernel: the names of all
     records = []
     for k, run in enumerate(runs):
         log.info("seed %d (%d of %d)", run.seed, k + 1, len(runs))
@@ -431,7 +431,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name) -> 
 
 RESULT_COLUMNS = ["experiment", "algorithm", "estimator", "dataset", "bank", "param_id", "params", "seed",
                   "n", "n_clusters", "kernel_name", "objective", "n_iter", "fit_seconds", "cpu_seconds",
-                  "peak_rss_mb", "timing", "dataset_flags"]
+                  "peak_rss_mb", "timing", "dataset_flags", "kernel_weights"]
 
 
 def records_to_frame(records: list[dict]):
@@ -444,6 +444,9 @@ def records_to_frame(records: list[dict]):
         row = {k: r.get(k) for k in RESULT_COLUMNS}
         row["params"] = json.dumps(r["params"], sort_keys=True)
         row["dataset_flags"] = ";".join(r.get("dataset_flags") or [])
+        if isinstance(row["kernel_name"], list):  # a multi-kernel run: its bank's kernel names
+            row["kernel_name"] = json.dumps(row["kernel_name"])
+        row["kernel_weights"] = None if r.get("kernel_weights") is None else json.dumps(r["kernel_weights"])
         row.update({f"param.{k}": v for k, v in r["params"].items()})
         row.update(r["metrics"])
         rows.append(row)

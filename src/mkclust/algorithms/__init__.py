@@ -4,6 +4,7 @@ of lowercase names for configurations (``get_estimator("kkm", n_clusters=4)``)."
 from __future__ import annotations
 
 from mkclust.algorithms.aasc import AASC
+from mkclust.algorithms.gumkl import GUMKL
 from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
 from mkclust.algorithms.rmkkm import MKKM, RKKM, RMKKM
 from mkclust.algorithms.spectral import NormalizedCut, SpectralClustering
@@ -18,6 +19,7 @@ ALGORITHMS = {
     "rmkkm": RMKKM,
     "mkkm": MKKM,
     "aasc": AASC,
+    "gumkl": GUMKL,
 }
 
 
@@ -34,4 +36,4 @@ def get_estimator(name: str, **params):
 
 
 __all__ = ["ALGORITHMS", "get_estimator", "KMeansBaseline", "KernelKMeans", "SpectralClustering",
-           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC"]
+           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "GUMKL"]

@@ -108,12 +108,17 @@ def digit_views(images: np.ndarray) -> tuple[np.ndarray, list[dict]]:
     return np.concatenate([B for _, B in blocks], axis=1), views
 
 
-def _digits_views():
+def _digits_views(classes=None):
+    """``classes``: keep these digits (labels re-coded 0..c-1 in sorted order)."""
     d = load_digits()
     X, views = digit_views(d.images)
-    return Dataset(X, d.target, {"views": views,
-                                 "preprocessing": "four views computed from the 8x8 images "
-                                                  "(mkclust.datasets.embedded.digit_views)"})
+    y = d.target
+    prep = "four views computed from the 8x8 images (mkclust.datasets.embedded.digit_views)"
+    if classes is not None:
+        keep = np.isin(y, classes)
+        X, y = X[keep], y[keep]
+        prep += f"; classes {sorted(int(c) for c in classes)}"
+    return Dataset(X, y, {"views": views, "preprocessing": prep})
 
 
 register(DatasetSpec(

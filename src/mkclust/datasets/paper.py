@@ -368,31 +368,36 @@ for _name, _raw, _auth, _desc, _n, _d, _c in _RMKKM_MAT:
 
 
 # ------------------------------------------------------------------- multi-view sets (GUMKL issue)
-def _views_dataset(blocks, y, names, meta):
+def _views_dataset(blocks, y, names, meta, classes=None):
+    """Concatenate view blocks (recorded in meta["views"]); ``classes`` keeps those class labels
+    (in that order, re-coded 0..c-1), for the 4-class subsets standing in for GUMKL's D1-D5."""
     views, start = [], 0
     for name, B in zip(names, blocks):
         views.append({"name": name, "start": start, "stop": start + B.shape[1]})
         start += B.shape[1]
     X = np.concatenate([np.asarray(B, dtype=np.float64) for B in blocks], axis=1)
-    return _finish(X, np.asarray(y).ravel().astype(np.int64), {**meta, "views": views}, complete=False)
+    keep = None if classes is None else [int(c) for c in classes]
+    return _finish(X, np.asarray(y).ravel().astype(np.int64), {**meta, "views": views}, keep=keep, complete=False)
 
 
 MFEAT_VIEWS = ["pix", "fou", "fac", "zer", "kar", "mor"]
 
 
-def _mfeat(get, source: str = "mat"):
-    """UCI Multiple Features: ``source="mat"`` gives all six views from handwritten.mat (pix, fou,
-    fac, zer, kar, mor); ``source="uci"`` the four views whose UCI text files are available
-    (fou, fac, kar, pix; rows are digits 0..9, 200 each, in order)."""
+def _mfeat(get, source: str = "mat", classes=None):
+    """UCI Multiple Features, labels the digits 0..9: ``source="mat"`` gives all six views from
+    handwritten.mat (pix, fou, fac, zer, kar, mor; its Y = digit + 1); ``source="uci"`` the four
+    views whose UCI text files are available (fou, fac, kar, pix; rows are digits 0..9, 200 each, in
+    order). ``classes``: keep these digits."""
     if source == "mat":
         m = read_mat(get("mfeat/handwritten.mat"))
-        return _views_dataset(mat_views(m["X"]), m["Y"], MFEAT_VIEWS, {"preprocessing": "handwritten.mat, 6 views"})
+        return _views_dataset(mat_views(m["X"]), np.asarray(m["Y"]).ravel() - 1, MFEAT_VIEWS,
+                              {"preprocessing": "handwritten.mat, 6 views"}, classes)
     if source != "uci":
         raise ValueError(f"source must be 'mat' or 'uci', got {source!r}")
     files = {"fou": "mfeat/mfeat-fou", "fac": "mfeat/mfeat-fac", "kar": "mfeat/mfeat-kar", "pix": "mfeat/mfeat-pix.txt"}
     blocks = [read_table(get(p)) for p in files.values()]
     y = np.repeat(np.arange(10), 200)
-    return _views_dataset(blocks, y, list(files), {"preprocessing": "UCI text files, 4 views"})
+    return _views_dataset(blocks, y, list(files), {"preprocessing": "UCI text files, 4 views"}, classes)
 
 
 _register("mfeat", _mfeat, "UCI multiple features: 2000 handwritten digits, 6 views", "UCI mfeat (text files and "
@@ -401,9 +406,9 @@ _register("mfeat", _mfeat, "UCI multiple features: 2000 handwritten digits, 6 vi
 
 
 def _mat_views(path, names, what):
-    def load(get):
+    def load(get, classes=None):
         m = read_mat(get(path))
-        return _views_dataset(mat_views(m["X"]), m["Y"], names, {"preprocessing": what})
+        return _views_dataset(mat_views(m["X"]), m["Y"], names, {"preprocessing": what}, classes)
     return load
 
 

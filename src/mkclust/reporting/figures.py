@@ -9,10 +9,16 @@
   over repeats with min-max bars, one line per algorithm; ``loglog: true`` also fits the slope of
   log time against log x and writes it in the legend.
 - ``heatmap``: a metric over a grid of two parameters of one algorithm, one panel per dataset.
+- ``weights``: learned kernel weights per kernel (view), one bar per configured column, one panel
+  per dataset.
+
+``sweep`` and ``heatmap`` take an optional ``where`` filter on parameters; parameter values that are
+not finite (GUMKL's p = inf) are placed at equally spaced positions with their values as labels.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import matplotlib
@@ -23,7 +29,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mkclust._io import atomic_path  # noqa: E402
-from mkclust.reporting.tables import build_table  # noqa: E402
+from mkclust.reporting.tables import _where, build_table  # noqa: E402
 
 
 def _xcol(results: pd.DataFrame, x: str) -> str:
@@ -62,19 +68,23 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
     if spec.get("levels"):
         return _sweep_panels(results, spec)
     metric, x = spec.get("metric", "acc"), spec["x"]
-    df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
+    df = _selected(results, spec)
     xc = _xcol(df, x)
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    ticks = None
+    ticks, labels = None, None
     for ds, g in df.groupby("dataset", sort=False):
         s = g.groupby(xc)[metric].agg(["mean", "std"]).sort_index()
         xs = s.index.to_numpy()
         if x == "kernel":
             ticks = g.drop_duplicates(xc).set_index(xc)["kernel_name"].sort_index()
+        else:
+            xs, labels = _positions(xs)
         ax.errorbar(xs, s["mean"], yerr=s["std"].fillna(0), marker="o", capsize=2, label=ds)
+        if labels is not None:
+            ax.set_xticks(xs, labels)
     if ticks is not None:
         ax.set_xticks(ticks.index.to_numpy(), [str(t)[:22] for t in ticks], rotation=30, ha="right", fontsize=7)
-    elif spec.get("logx"):
+    elif spec.get("logx") and labels is None:
         ax.set_xscale("log")
     ax.set_xlabel(spec.get("xlabel", x))
     ax.set_ylabel(metric)
@@ -84,19 +94,36 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
     return fig
 
 
+def _selected(results: pd.DataFrame, spec: dict) -> pd.DataFrame:
+    df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
+    return _where(df, spec.get("where") or {})
+
+
+def _positions(values: np.ndarray) -> tuple[np.ndarray, list[str] | None]:
+    """x positions of sorted parameter values: the values themselves, or 0..k-1 with labels when
+    some are not finite (e.g. GUMKL's p = inf)."""
+    vals = np.asarray(values, dtype=float)
+    if np.isfinite(vals).all():
+        return vals, None
+    return np.arange(vals.size, dtype=float), [f"{v:g}" for v in vals]
+
+
 def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
     """One panel per dataset: the swept metric (mean over seeds, std bars) and, as horizontal
     dashed lines, the ``levels`` (table columns reduced by the table rules, e.g. KKM-a, KKM-ew)."""
     metric, x = spec.get("metric", "acc"), spec["x"]
-    df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
+    df = _selected(results, spec)
     xc = _xcol(df, x)
     datasets = list(dict.fromkeys(df["dataset"]))
     levels = build_table(results, {"metrics": [metric], "columns": spec["levels"]}, datasets)
     fig, axes = plt.subplots(1, len(datasets), figsize=(3.4 * len(datasets), 3.2), squeeze=False)
     for ax, ds in zip(axes[0], datasets):
         s = df[df["dataset"] == ds].groupby(xc)[metric].agg(["mean", "std"]).sort_index()
-        ax.errorbar(s.index.to_numpy(dtype=float), s["mean"], yerr=s["std"].fillna(0), marker="o", capsize=2,
+        xs, ticks = _positions(s.index.to_numpy(dtype=float))
+        ax.errorbar(xs, s["mean"], yerr=s["std"].fillna(0), marker="o", capsize=2,
                     label=spec.get("algorithm", metric))
+        if ticks is not None:
+            ax.set_xticks(xs, ticks)
         for k, (_, lv) in enumerate(levels[levels["dataset"] == ds].iterrows()):
             ax.axhline(lv["value"], ls="--", color=f"C{k + 1}", label=lv["column"])
         ax.set_xlabel(spec.get("xlabel", x))
@@ -134,7 +161,7 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
 
 def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
     metric = spec.get("metric", "acc")
-    df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
+    df = _selected(results, spec)
     xc, yc = _xcol(df, spec["x"]), _xcol(df, spec["y"])
     datasets = list(dict.fromkeys(df["dataset"]))
     fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets), 3.2), squeeze=False)
@@ -155,7 +182,37 @@ def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
     return fig
 
 
-FIGURE_KINDS = {"bars": bars, "sweep": sweep, "timing": timing, "heatmap": heatmap}
+def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    """Kernel weights: one panel per dataset, one group of bars per kernel (view), one bar per
+    ``columns`` entry ({label: {algorithm, where}}; the mean weight vector over its runs)."""
+    datasets = list(dict.fromkeys(results["dataset"]))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.2), squeeze=False)
+    for ax, ds in zip(axes[0], datasets):
+        names = None
+        cols = list(spec["columns"].items())
+        bw = 0.8 / max(len(cols), 1)
+        for j, (label, col) in enumerate(cols):
+            g = _where(results[(results["dataset"] == ds) & (results["algorithm"] == col["algorithm"])],
+                       col.get("where") or {})
+            g = g[g["kernel_weights"].notna()]
+            if g.empty:
+                continue
+            W = np.array([json.loads(w) for w in g["kernel_weights"]], dtype=float)
+            names = names or json.loads(g["kernel_name"].iloc[0])
+            ax.bar(np.arange(W.shape[1]) + (j - (len(cols) - 1) / 2) * bw, W.mean(axis=0), bw, label=label)
+        if names:
+            ax.set_xticks(np.arange(len(names)), [n.replace("linear(", "").rstrip(")") for n in names],
+                          rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel("weight")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(ds, fontsize=9)
+        ax.legend(fontsize=6)
+    fig.suptitle(spec.get("title", ""), fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+FIGURE_KINDS = {"bars": bars, "sweep": sweep, "timing": timing, "heatmap": heatmap, "weights": weights}
 
 
 def make_figure(results: pd.DataFrame, spec: dict) -> plt.Figure:
