@@ -160,3 +160,28 @@ def test_run_group_fits_every_seed_like_single_runs(tmp_path):
         run_group([runs[0], Run("e", "KM", "km", "digits1v7", "none", "{}", 0)], tmp_path / "d.npz")
     (tmp_path / "g.json").write_text(json.dumps(group))
     assert [r["seed"] for r in load_records([tmp_path / "g.json"])] == [0, 1, 2]
+
+
+def test_pseudo_params_for_multi_kernel_estimators(tmp_path):
+    ds = load("digits1v7")
+    ds.save(tmp_path / "d.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "b.npz")
+    make_bank({"bank": "mkc3", "rank": 15}, ds).save(tmp_path / "f.npz")
+
+    def one(params, bank="b.npz", est="mkc"):
+        run = Run("e", "A", est, "digits1v7", "mkc3", json.dumps(params), 0)
+        return run_one(run, tmp_path / "d.npz", tmp_path / bank)
+
+    single = one({"kernel": 2, "rank": 15})
+    assert len(single["kernel_name"]) == 1 and single["kernel_name"][0].startswith("gauss")
+    assert len(single["kernel_weights"]) == 1
+    two = one({"n_kernels": 2, "rank": 15})
+    assert len(two["kernel_weights"]) == 2 and len(two["kernel_name"]) == 2
+    feats = one({}, bank="f.npz")  # a features bank goes to MKC as feature maps
+    assert len(feats["kernel_weights"]) == 3 and feats["metrics"]["acc"] > 0.9
+    sub = one({"fit_subset": 120, "rank": 15})  # fit on 120 samples, label all 361
+    assert len(sub["labels"]) == ds.n and sub["metrics"]["acc"] > 0.9
+    df = records_to_frame([two, sub])
+    assert {"diag.avg_cccp_iterations", "diag.n_constraints", "diag.solver_seconds"} <= set(df.columns)
+    with pytest.raises(ConfigError, match="n_kernels=4 is out of range"):
+        one({"n_kernels": 4})

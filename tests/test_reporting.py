@@ -117,3 +117,21 @@ def test_markdown_cell_shows_published_value_and_difference(tmp_path):
     write_table(build_table(df, spec), str(tmp_path / "t"), "t")
     md = (tmp_path / "t.md").read_text()
     assert "0.700 ± 0.141 (1.000, -0.300)" in md
+
+
+def test_timing_totals_sum_parameter_sets(tmp_path):
+    rows = []
+    for n in (100, 200):
+        for seed in (0, 1):
+            rows.append({"dataset": "d", "algorithm": "MKC", "param_id": "default", "seed": seed, "n": n,
+                         "cpu_seconds": n / 100})
+            for k in range(3):
+                rows.append({"dataset": "d", "algorithm": "MMC", "param_id": f"kernel={k}", "seed": seed, "n": n,
+                             "cpu_seconds": n / 100 * (k + 1)})
+    from mkclust.reporting.figures import _with_totals
+    df = frame(rows)
+    tot = _with_totals(df, "n", "cpu_seconds", {"MMC (K1+K2+K3)": "MMC"})
+    t = tot[tot["algorithm"] == "MMC (K1+K2+K3)"]
+    assert sorted(t["cpu_seconds"]) == [6.0, 6.0, 12.0, 12.0] and "MMC" not in set(tot["algorithm"])
+    fig = make_figure(df, {"kind": "timing", "x": "n", "loglog": True, "totals": {"MMC (K1+K2+K3)": "MMC"}})
+    assert save_figure(fig, str(tmp_path / "t"))

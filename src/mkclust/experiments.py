@@ -151,6 +151,17 @@ class Plan:
         return [f"{self.data_dir}/results/{e}.csv" for e in self.config.get("experiments", {})]
 
 
+#: parameters the runner consumes (not passed to the estimator), and the input kinds that take them:
+#: ``kernel`` picks one kernel of the bank (an index or "ew"); ``n_kernels`` keeps the first M
+#: kernels; ``fit_subset`` fits on a random subset of that size (drawn with the run's seed) and labels
+#: every sample with ``predict`` (the MKC paper's Table 3).
+PSEUDO_PARAMS = {
+    "kernel": ("kernel", "feature_maps"),
+    "n_kernels": ("kernels", "feature_maps"),
+    "fit_subset": ("feature_maps",),
+}
+
+
 def _grid(values: dict, where: str, bank_sizes: dict[str, int | None], bank: str) -> list[dict]:
     keys, lists = [], []
     for k, v in values.items():
@@ -223,7 +234,7 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
     if est_name not in ALGORITHMS:
         raise ConfigError(f"{where}: unknown algorithm {est_name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
     cls = ALGORITHMS[est_name]
-    valid = set(cls().get_params()) | ({"kernel"} if cls.input_kind == "kernel" else set())
+    valid = set(cls().get_params()) | {k for k, kinds in PSEUDO_PARAMS.items() if cls.input_kind in kinds}
     fixed = dict(a.get("params") or {})
     grid = a.get("grid") or {}
     bad = sorted((set(fixed) | set(grid)) - valid)
@@ -378,7 +389,7 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
         raise ValueError("run_group takes the runs of one group")
     ds = Dataset.load(dataset_path)
     params = runs[0].params
-    kernel_choice = params.pop("kernel", None)
+    pseudo = {k: params.pop(k) for k in PSEUDO_PARAMS if k in params}
     params.setdefault("n_clusters", ds.n_classes)
     input_kind = get_estimator(runs[0].estimator).input_kind
     kernel_name = None
@@ -387,25 +398,66 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     else:
         bank = KernelBank.load(bank_path)
         if input_kind == "kernel":
-            data, kernel_name = select_kernel(bank, kernel_choice)
+            data, kernel_name = select_kernel(bank, pseudo.get("kernel"))
         else:
-            data, kernel_name = bank.gram(), list(bank.names)  # multi-kernel: the names of all
+            data, kernel_name = _bank_input(bank, input_kind, pseudo)
     records = []
     for k, run in enumerate(runs):
         log.info("seed %d (%d of %d)", run.seed, k + 1, len(runs))
         est = get_estimator(run.estimator, random_state=run.seed, **params)
-        records.append(_fit_record(run, est, data, ds, params, kernel_name))
+        records.append(_fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset")))
     return records
 
 
-def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name) -> dict:
+def _bank_input(bank: KernelBank, input_kind: str, pseudo: dict):
+    """The input of a multi-kernel estimator: the Gram stack, or for ``feature_maps`` estimators the
+    feature matrices of a features bank; restricted by the ``kernel`` / ``n_kernels`` pseudo-params."""
+    idx = list(range(bank.n_kernels))
+    if pseudo.get("n_kernels") is not None:
+        M = int(pseudo["n_kernels"])
+        if not 1 <= M <= bank.n_kernels:
+            raise ConfigError(f"n_kernels={M} is out of range for a bank of {bank.n_kernels} kernels")
+        idx = idx[:M]
+    if pseudo.get("kernel") is not None:
+        choice = pseudo["kernel"]
+        if choice == "ew":
+            raise ConfigError("kernel=ew is for single-kernel estimators")
+        if not 0 <= int(choice) < bank.n_kernels:
+            raise ConfigError(f"kernel={choice} is out of range for a bank of {bank.n_kernels} kernels")
+        idx = [int(choice)]
+    names = [bank.names[i] for i in idx]
+    if input_kind == "feature_maps" and bank.kind == "features":
+        feats = bank.feature_list()
+        return [feats[i] for i in idx], names
+    if len(idx) == 1:
+        return bank.kernel(idx[0])[None], names
+    K = bank.gram()
+    return (K if len(idx) == K.shape[0] else K[idx]), names
+
+
+def _subset_fit(est, data, n: int, size: int, seed: int) -> np.ndarray:
+    """Fit on a random subset of ``size`` samples and label all n with ``predict``."""
+    if not 2 <= size <= n:
+        raise ConfigError(f"fit_subset={size} must lie in [2, {n}]")
+    S = np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False))
+    if isinstance(data, list):
+        est.fit([F[S] for F in data])
+        return est.predict(data)
+    est.fit(data[:, S][:, :, S])
+    return est.predict(data[:, :, S])
+
+
+def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit_subset=None) -> dict:
     blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
     log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
              run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    est.fit(data)
+    if fit_subset is None:
+        est.fit(data)
+        labels = np.asarray(est.labels_)
+    else:
+        labels = np.asarray(_subset_fit(est, data, ds.n, int(fit_subset), run.seed))
     fit_seconds, cpu_seconds = time.perf_counter() - wall0, time.process_time() - cpu0
-    labels = np.asarray(est.labels_)
     rec = {
         "experiment": run.experiment, "algorithm": run.algorithm, "estimator": run.estimator,
         "dataset": run.dataset, "bank": run.bank, "params": run.params, "param_id": run.param_id,
@@ -447,6 +499,9 @@ def records_to_frame(records: list[dict]):
         if isinstance(row["kernel_name"], list):  # a multi-kernel run: its bank's kernel names
             row["kernel_name"] = json.dumps(row["kernel_name"])
         row["kernel_weights"] = None if r.get("kernel_weights") is None else json.dumps(r["kernel_weights"])
+        for k, v in (r.get("diagnostics") or {}).items():  # scalar diagnostics as diag.<name> columns
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                row[f"diag.{k.rstrip('_')}"] = v
         row.update({f"param.{k}": v for k, v in r["params"].items()})
         row.update(r["metrics"])
         rows.append(row)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from mkclust.algorithms.aasc import AASC
 from mkclust.algorithms.gumkl import GUMKL
+from mkclust.algorithms.itersvr import IterSVR
 from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
+from mkclust.algorithms.mkc import MKC
 from mkclust.algorithms.rmkkm import MKKM, RKKM, RMKKM
 from mkclust.algorithms.spectral import NormalizedCut, SpectralClustering
 
@@ -20,6 +22,8 @@ ALGORITHMS = {
     "mkkm": MKKM,
     "aasc": AASC,
     "gumkl": GUMKL,
+    "mkc": MKC,
+    "itersvr": IterSVR,
 }
 
 
@@ -36,4 +40,4 @@ def get_estimator(name: str, **params):
 
 
 __all__ = ["ALGORITHMS", "get_estimator", "KMeansBaseline", "KernelKMeans", "SpectralClustering",
-           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "GUMKL"]
+           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "GUMKL", "MKC", "IterSVR"]

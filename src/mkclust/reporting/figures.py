@@ -5,9 +5,11 @@
 - ``sweep``: a metric against one parameter of one algorithm (mean over seeds, std as error bars),
   one line per dataset; ``x: kernel`` uses the kernel names of the bank as tick labels. With
   ``levels`` (table columns), one panel per dataset with those columns' values as dashed lines.
-- ``timing``: fit time (``fit_seconds`` or ``cpu_seconds``) against ``n`` or a parameter, median
-  over repeats with min-max bars, one line per algorithm; ``loglog: true`` also fits the slope of
-  log time against log x and writes it in the legend.
+- ``timing``: fit time (``fit_seconds`` or ``cpu_seconds``, or any numeric column such as a
+  ``diag.*`` diagnostic) against ``n`` or a parameter, median over repeats with min-max bars, one
+  line per algorithm; ``loglog: true`` also fits the slope of log time against log x and writes it
+  in the legend; ``totals: {label: algorithm}`` sums an algorithm's parameter sets per run (e.g. the
+  total time of MMC on K1, K2 and K3).
 - ``heatmap``: a metric over a grid of two parameters of one algorithm, one panel per dataset.
 - ``weights``: learned kernel weights per kernel (view), one bar per configured column, one panel
   per dataset.
@@ -135,9 +137,23 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
     return fig
 
 
+def _with_totals(results: pd.DataFrame, xc: str, y: str, totals: dict) -> pd.DataFrame:
+    """Replace each algorithm named in ``totals`` ({label: algorithm}) by one pseudo-algorithm whose
+    value per (dataset, x, seed) is the sum over its parameter sets (e.g. MMC on K1 + K2 + K3)."""
+    out = results[~results["algorithm"].isin(list(totals.values()))]
+    for label, alg in totals.items():
+        g = results[results["algorithm"] == alg]
+        summed = g.groupby(["dataset", xc, "seed"], as_index=False)[y].sum()
+        summed["algorithm"] = label
+        out = pd.concat([out, summed], ignore_index=True)
+    return out
+
+
 def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     x, y = spec.get("x", "n"), spec.get("time", "cpu_seconds")
     xc = _xcol(results, x)
+    if spec.get("totals"):
+        results = _with_totals(results, xc, y, spec["totals"])
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for alg, g in results.groupby("algorithm", sort=False):
         s = g.groupby(xc)[y].agg(["median", "min", "max"]).sort_index()
@@ -152,7 +168,7 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
         ax.set_xscale("log")
         ax.set_yscale("log")
     ax.set_xlabel(spec.get("xlabel", x))
-    ax.set_ylabel(f"{y} (median, min-max)")
+    ax.set_ylabel(spec.get("ylabel", f"{y} (median, min-max)"))
     ax.legend(fontsize=7)
     ax.set_title(spec.get("title", ""), fontsize=9)
     fig.tight_layout()

@@ -1,0 +1,323 @@
+"""Multiple kernel (maximum margin) clustering, MKC (Zhao, Kwok, Zhang, SDM 2009).
+
+Explicit feature maps Phi_k (n, D_k) stand in for the paper's kernel PCA: from a Gram bank they are
+the top-``rank`` eigenpairs of each kernel, Phi_k = U_k Lambda_k^(1/2) (``rank=None`` keeps every
+eigenpair above rounding noise); a list of feature matrices (a ``features`` bank) is used as given.
+Unseen points are mapped by the same projection, Phi_k(x) = k(x, X) U_k Lambda_k^(-1/2).
+
+**Two clusters** (``n_clusters=2``): problem (2.7) by the cutting plane Algorithm 1. Each round solves
+(2.7) over the working set Omega by CCCP (Algorithm 2): every CCCP step is the SOCP (2.14)
+
+    min 1/2 sum_k t_k + C xi
+    s.t. for c in Omega: (1/n) sum_i c_i <= xi + (1/n) sum_i c_i z_i (sum_k v_k' Phi_k(x_i) + b),
+         ||[2 v_k; t_k - beta_k]|| <= t_k + beta_k,  beta >= 0,  ||beta||_2 <= 1,  xi >= 0,
+         -l <= sum_i (sum_k v_k' Phi_k(x_i) + b) <= l,
+
+with z_i = sgn f_i at the previous CCCP point; CCCP stops when the objective changes by less than
+``cccp_tol`` (the paper's alpha = 0.01 %). The most violated constraint is (2.16), c_i = [|f_i| < 1];
+the rounds stop when it is violated by no more than ``epsilon``: (1/n) sum c_i (1 - |f_i|) <= xi + eps.
+Labels: sgn f (ties +1). Kernel weights: beta (the combined kernel is sum_k beta_k K_k).
+
+**m > 2 clusters**: problem (4.34) by Algorithms 3 and 4, with scores f_ip = sum_k v_k^p' Phi_k(x_i),
+the SOCP form of (4.35) (one cone per kernel over the stacked v_k^1..v_k^m), the most violated
+constraint of Theorem 4.3 (c_i = e_{r*} when f_{ip*} - f_{ir*} < 1, r* the runner-up), balance
+max_p u_p - min_p u_p <= l with u_p = sum_i f_ip, and labels argmax_p f_ip.
+
+The multi-class balance constraint bounds the summed scores u_p, not the label counts, so it does
+not forbid an empty cluster: on three separated blobs with C >= 10 one class stays empty (the tests
+show C = 1 separates them); on the digit sets all clusters are used.
+
+Choices the paper leaves open (documented, tested):
+
+- **Initial CCCP linearisation** (the z of the first round): k-means (scikit-learn, 10 starts) on the
+  concatenated features [Phi_1, ..., Phi_M], i.e. kernel k-means on the uniform kernel sum_k K_k.
+- **C and l**: ``C`` (default 100: the features of a trace-normalised bank have unit mean norm, and
+  with C much smaller the trivial v = 0 wins) and ``balance`` l (default 0.03 n, the setting of
+  Zhang, Tsang and Kwok 2007 that the ODMC paper also uses).
+- **Solver**: cvxpy with Clarabel; on a solver failure ECOS is tried once, then a
+  :class:`MKCSolverError` names the round and the status. Each round's SOCP is built once with
+  cvxpy Parameters (DPP); CCCP steps only update the parameter values.
+
+Diagnostics per round (``rounds_``): |Omega|, CCCP iterations, solver seconds, objective, xi, the
+new constraint's violation.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import cvxpy as cp
+import numpy as np
+import scipy.linalg
+from sklearn.cluster import KMeans
+from sklearn.utils import check_random_state
+
+from mkclust._validation import check_kernels
+from mkclust.algorithms.base import BaseClusterer
+
+log = logging.getLogger(__name__)
+
+
+class MKCSolverError(RuntimeError):
+    """The SOCP could not be solved by Clarabel nor by the ECOS fallback."""
+
+
+def kernel_pca(K: np.ndarray, rank: int | None):
+    """Top eigenpairs of one kernel: (F = U sqrt(lam), U, lam), noise-level eigenvalues dropped."""
+    n = K.shape[0]
+    if rank is not None and int(rank) < n:
+        lam, U = scipy.linalg.eigh(K, subset_by_index=[n - int(rank), n - 1])
+    else:
+        lam, U = scipy.linalg.eigh(K)
+    lam, U = lam[::-1], U[:, ::-1]
+    keep = lam > max(n * np.finfo(float).eps * max(lam[0], 0.0), 1e-300)
+    lam, U = lam[keep], U[:, keep]
+    return U * np.sqrt(lam)[None, :], U, lam
+
+
+def _solve(prob: cp.Problem, where: str) -> tuple[float, str]:
+    """Solve with Clarabel, falling back to ECOS once; returns (seconds, solver used)."""
+    t0 = time.perf_counter()
+    statuses = []
+    for solver in (cp.CLARABEL, cp.ECOS):
+        try:
+            prob.solve(solver=solver)
+        except cp.error.SolverError as exc:
+            statuses.append(f"{solver}: {exc}")
+            continue
+        if prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            return time.perf_counter() - t0, solver
+        statuses.append(f"{solver}: {prob.status}")
+        log.warning("%s: %s returned %s; trying the fallback", where, solver, prob.status)
+    raise MKCSolverError(f"{where}: the SOCP was not solved ({'; '.join(statuses)})")
+
+
+def binary_socp(Phi: np.ndarray, sizes: list[int], Cm: np.ndarray, C: float, l: float, g: np.ndarray | None = None):
+    """The SOCP (2.14) for a working set Omega (rows of ``Cm``), built once per cutting-plane round
+    with the CCCP-dependent data as DPP Parameters: A = (1/n) sum_i c_i z_i Phi(x_i) per constraint
+    and s = (1/n) sum_i c_i z_i. Returns (problem, (A, s), (v, b, beta, xi))."""
+    n, D = Phi.shape
+    rnd = Cm.shape[0]
+    g = Phi.sum(axis=0) if g is None else g
+    A, s = cp.Parameter((rnd, D)), cp.Parameter(rnd)
+    v, b = cp.Variable(D), cp.Variable()
+    beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
+    xi = cp.Variable(nonneg=True)
+    r = Cm.sum(axis=1) / n
+    cons = [r <= xi + A @ v + cp.multiply(s, b), cp.norm(beta, 2) <= 1, g @ v + n * b <= l, g @ v + n * b >= -l]
+    start = 0
+    for k, Dk in enumerate(sizes):
+        cons.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * v[start:start + Dk], t[k] - beta[k]])))
+        start += Dk
+    return cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons), (A, s), (v, b, beta, xi)
+
+
+class MKC(BaseClusterer):
+    """Multiple kernel clustering (see the module docstring).
+
+    Parameters
+    ----------
+    n_clusters : int (2: Algorithms 1-2; more: Algorithms 3-4).
+    C : float, the loss weight of (2.7) / (4.34).
+    epsilon : the cutting-plane tolerance.
+    balance : the class-balance bound l; None means 0.03 n.
+    rank : feature-map rank per kernel when fitting Gram matrices (None: full).
+    cccp_tol : relative objective change that stops CCCP (the paper's 0.01 %).
+    max_rounds, max_cccp : safety limits (a warning is logged when one is hit).
+    random_state : seeds the k-means initialisation.
+
+    Attributes
+    ----------
+    labels_, kernel_weights_ (beta), decision_ (f, (n,) or (n, m)), objective_ (of the last SOCP),
+    xi_, n_iter_ (cutting-plane rounds), rounds_ (per-round diagnostics), n_constraints_,
+    cccp_iterations_ (per round), solver_seconds_, avg_cccp_iterations_.
+    """
+
+    input_kind = "feature_maps"
+
+    def __init__(self, n_clusters=2, C=100.0, epsilon=0.01, balance=None, rank=None, cccp_tol=1e-4,
+                 max_rounds=100, max_cccp=50, random_state=None):
+        self.n_clusters = n_clusters
+        self.C = C
+        self.epsilon = epsilon
+        self.balance = balance
+        self.rank = rank
+        self.cccp_tol = cccp_tol
+        self.max_rounds = max_rounds
+        self.max_cccp = max_cccp
+        self.random_state = random_state
+
+    # ---------------------------------------------------------------------------- features
+    def _features(self, X):
+        """Phi list from a Gram bank (m, n, n) or from a list of feature matrices."""
+        if isinstance(X, (list, tuple)):
+            feats = [np.asarray(F, dtype=np.float64) for F in X]
+            if not feats or any(F.ndim != 2 or F.shape[0] != feats[0].shape[0] for F in feats):
+                raise ValueError("feature maps must be a non-empty list of (n, D_k) arrays with the same n")
+            self._proj = None
+            return feats
+        K = check_kernels(X, allow_multiple=True)
+        self._proj = []
+        feats = []
+        for Kk in K:
+            F, U, lam = kernel_pca(Kk, self.rank)
+            feats.append(F)
+            self._proj.append(U / np.sqrt(lam)[None, :])
+        return feats
+
+    # ------------------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        feats = self._features(X)
+        n = feats[0].shape[0]
+        if not 2 <= int(self.n_clusters) <= n:
+            raise ValueError(f"n_clusters must be in [2, {n}], got {self.n_clusters}")
+        Phi = np.hstack(feats)
+        sizes = [F.shape[1] for F in feats]
+        l = 0.03 * n if self.balance is None else float(self.balance)
+        rng = check_random_state(self.random_state)
+        km = KMeans(n_clusters=self.n_clusters, n_init=10, random_state=rng).fit(Phi)
+        self.init_labels_ = km.labels_.astype(np.int64)
+        if self.n_clusters == 2:
+            self._fit_binary(Phi, sizes, l)
+        else:
+            self._fit_multiclass(Phi, sizes, l)
+        self.n_constraints_ = len(self.rounds_)
+        self.cccp_iterations_ = [r["cccp_iterations"] for r in self.rounds_]
+        self.solver_seconds_ = float(sum(r["solver_seconds"] for r in self.rounds_))
+        self.avg_cccp_iterations_ = float(np.mean(self.cccp_iterations_))
+        self.n_iter_ = len(self.rounds_)
+        return self
+
+    def _fit_binary(self, Phi, sizes, l):
+        n, D = Phi.shape
+        C = float(self.C)
+        g = Phi.sum(axis=0)
+        z = np.where(self.init_labels_ == 0, 1.0, -1.0)
+        f = np.zeros(n)
+        omega: list[np.ndarray] = [np.ones(n)]  # with v = 0, every sample violates (2.16)
+        self.rounds_ = []
+        while True:
+            rnd = len(omega)
+            Cm = np.array(omega)  # (|Omega|, n)
+            prob, (A, s), (v, b, beta, xi) = binary_socp(Phi, sizes, Cm, C, l, g)
+            secs, prev, it = 0.0, None, 0
+            for it in range(1, int(self.max_cccp) + 1):
+                A.value = (Cm * z[None, :]) @ Phi / n
+                s.value = Cm @ z / n
+                dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
+                secs += dt
+                f = Phi @ v.value + float(b.value)
+                z = np.where(f >= 0, 1.0, -1.0)
+                obj = float(prob.value)
+                if prev is not None and abs(prev - obj) <= float(self.cccp_tol) * max(abs(prev), 1e-12):
+                    break
+                prev = obj
+            c = (np.abs(f) < 1).astype(np.float64)                      # (2.16)
+            violation = float(c @ (1 - np.abs(f)) / n)
+            xi_val = float(xi.value)
+            self.rounds_.append({"round": rnd, "n_constraints": rnd, "cccp_iterations": it, "solver_seconds": secs,
+                                 "solver": solver, "objective": obj, "xi": xi_val, "violation": violation})
+            log.info("MKC round %d: |Omega|=%d, %d CCCP steps, objective %.6g, xi %.4g, violation %.4g",
+                     rnd, rnd, it, obj, xi_val, violation)
+            if violation <= xi_val + float(self.epsilon) or rnd >= int(self.max_rounds):
+                if rnd >= int(self.max_rounds):
+                    log.warning("MKC stopped at max_rounds=%d", self.max_rounds)
+                break
+            omega.append(c)
+        self.decision_ = f
+        self.labels_ = (f < 0).astype(np.int64)  # cluster 0: f >= 0
+        self.v_, self.b_, self.xi_, self.objective_ = v.value.copy(), float(b.value), xi_val, obj
+        self.kernel_weights_ = np.maximum(beta.value, 0.0)
+        self._sizes = sizes
+
+    def _fit_multiclass(self, Phi, sizes, l):
+        n, D = Phi.shape
+        m, C = int(self.n_clusters), float(self.C)
+        g = Phi.sum(axis=0)
+        y = self.init_labels_.copy()
+        F = np.zeros((n, m))
+        # Omega holds, per constraint, the runner-up class r_i of each active sample (-1: inactive)
+        omega: list[np.ndarray] = []
+        self.rounds_ = []
+        rows = np.arange(n)
+        # first constraint: at V = 0 every sample violates; its runner-up is any class other than y_i
+        omega.append((y + 1) % m)
+        while True:
+            rnd = len(omega)
+            R = np.array(omega)
+            A = cp.Parameter((rnd, D * m))
+            cst = cp.Parameter(rnd)
+            V = cp.Variable((D, m))
+            beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
+            xi = cp.Variable(nonneg=True)
+            size = (R >= 0).sum(axis=1) / n
+            u = V.T @ g
+            cons = [A @ cp.vec(V, order="F") + cst >= size - xi, cp.norm(beta, 2) <= 1, cp.max(u) - cp.min(u) <= l]
+            start = 0
+            for k, Dk in enumerate(sizes):
+                cons.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * cp.vec(V[start:start + Dk, :], order="F"),
+                                                              t[k] - beta[k]])))
+                start += Dk
+            prob = cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons)
+            secs, prev, it = 0.0, None, 0
+            for it in range(1, int(self.max_cccp) + 1):
+                Avals = np.empty((rnd, D * m))
+                cvals = np.empty(rnd)
+                for j, Rj in enumerate(R):  # one GEMM per constraint (|Omega| is small), no loop over samples
+                    act = Rj >= 0
+                    W = np.zeros((n, m))
+                    W[rows[act], y[act]] += 1.0
+                    W[rows[act], Rj[act]] -= 1.0
+                    Avals[j] = (Phi.T @ W / n).ravel(order="F")
+                    cvals[j] = np.count_nonzero(act & (Rj == y)) / n
+                A.value, cst.value = Avals, cvals
+                dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
+                secs += dt
+                F = Phi @ V.value
+                y = np.argmax(F, axis=1)
+                obj = float(prob.value)
+                if prev is not None and abs(prev - obj) <= float(self.cccp_tol) * max(abs(prev), 1e-12):
+                    break
+                prev = obj
+            order = np.argsort(F, axis=1)
+            top, second = order[:, -1], order[:, -2]
+            margin = F[rows, top] - F[rows, second]
+            active = margin < 1                                         # Theorem 4.3
+            violation = float((1 - margin[active]).sum() / n)
+            xi_val = float(xi.value)
+            self.rounds_.append({"round": rnd, "n_constraints": rnd, "cccp_iterations": it, "solver_seconds": secs,
+                                 "solver": solver, "objective": obj, "xi": xi_val, "violation": violation})
+            log.info("MKC round %d: |Omega|=%d, %d CCCP steps, objective %.6g, xi %.4g, violation %.4g",
+                     rnd, rnd, it, obj, xi_val, violation)
+            if violation <= xi_val + float(self.epsilon) or rnd >= int(self.max_rounds):
+                if rnd >= int(self.max_rounds):
+                    log.warning("MKC stopped at max_rounds=%d", self.max_rounds)
+                break
+            omega.append(np.where(active, second, -1))
+        self.decision_ = F
+        self.labels_ = np.argmax(F, axis=1).astype(np.int64)
+        self.v_, self.xi_, self.objective_ = V.value.copy(), xi_val, obj
+        self.kernel_weights_ = np.maximum(beta.value, 0.0)
+        self._sizes = sizes
+
+    # --------------------------------------------------------------------------- predict
+    def decision_function(self, X):
+        """f for new points: a cross-kernel bank (m, n_new, n_train) when fitted on Gram matrices, or
+        a list of their feature matrices when fitted on features."""
+        if isinstance(X, (list, tuple)):
+            Phi = np.hstack([np.asarray(F, dtype=np.float64) for F in X])
+        else:
+            if self._proj is None:
+                raise ValueError("fitted on feature maps: pass the new points' feature maps")
+            Kx = np.asarray(X, dtype=np.float64)
+            if Kx.ndim == 2:
+                Kx = Kx[None]
+            Phi = np.hstack([Kx[k] @ P for k, P in enumerate(self._proj)])
+        if Phi.shape[1] != self.v_.shape[0]:
+            raise ValueError(f"new points have {Phi.shape[1]} features; the model has {self.v_.shape[0]}")
+        return Phi @ self.v_ + self.b_ if self.n_clusters == 2 else Phi @ self.v_
+
+    def predict(self, X):
+        f = self.decision_function(X)
+        return (f < 0).astype(np.int64) if self.n_clusters == 2 else np.argmax(f, axis=1).astype(np.int64)

@@ -1,0 +1,161 @@
+"""MKC (Zhao, Kwok, Zhang 2009) and IterSVR: optimality at termination, solvers, special cases."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from mkclust import metrics
+from mkclust.algorithms import MKC, IterSVR, get_estimator
+from mkclust.algorithms import mkc as mkc_mod
+from mkclust.algorithms.itersvr import balanced_signs
+from mkclust.datasets import load
+from mkclust.kernels import build_bank
+
+
+def blobs(k=2, n=40, gap=6.0, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = [np.array([gap * j, (j % 2) * gap]) for j in range(k)]
+    X = np.vstack([rng.normal(size=(n, 2)) + c for c in centres])
+    return X, np.repeat(np.arange(k), n)
+
+
+@pytest.fixture(scope="module")
+def two():
+    X, y = blobs(2)
+    K = build_bank("mkc3", X).gram()
+    return K, y, MKC(n_clusters=2, random_state=0, epsilon=0.01).fit(K)
+
+
+def test_two_class_termination_conditions(two):
+    K, y, est = two
+    n = y.size
+    f = est.decision_
+    hinge = np.maximum(0.0, 1 - np.abs(f)).mean()  # Theorem 2.1: the optimal xi for (v, b)
+    # (2.16) recomputed: no constraint of (2.8) violated by more than epsilon
+    c = np.abs(f) < 1
+    assert (c * (1 - np.abs(f))).sum() / n <= est.xi_ + est.epsilon + 1e-7
+    # xi equals the hinge average within epsilon plus solver tolerance, and never exceeds it
+    assert est.xi_ <= hinge + 1e-6 and hinge - est.xi_ <= est.epsilon + 1e-6
+    beta = est.kernel_weights_
+    assert (beta >= 0).all() and (beta**2).sum() <= 1 + 1e-7
+    assert abs(f.sum()) <= 0.03 * n + 1e-5  # class balance
+    assert metrics.acc(y, est.labels_) == 1.0
+    assert est.rounds_[-1]["n_constraints"] == est.n_iter_ and est.avg_cccp_iterations_ >= 1
+    assert all(r["solver_seconds"] > 0 for r in est.rounds_)
+
+
+def test_multiclass_termination_and_blobs():
+    X, y = blobs(3, n=30, gap=7.0)
+    K = build_bank("mkc3", X).gram()
+    est = MKC(n_clusters=3, random_state=0, epsilon=0.01).fit(K)
+    F = est.decision_
+    n = y.size
+    top2 = np.sort(F, axis=1)[:, -2:]
+    margin = top2[:, 1] - top2[:, 0]
+    assert np.maximum(0, 1 - margin).sum() / n <= est.xi_ + est.epsilon + 1e-7  # Theorem 4.3, recomputed
+    u = F.sum(axis=0)
+    assert u.max() - u.min() <= 0.03 * n + 1e-5
+    beta = est.kernel_weights_
+    assert (beta >= 0).all() and (beta**2).sum() <= 1 + 1e-7
+    np.testing.assert_array_equal(est.labels_, np.argmax(F, axis=1))
+    # with a small C the three blobs are found; with C >= 10 the relaxed balance of (4.34) (on the
+    # summed scores, not the label counts) lets one class go empty on this layout (see the docstring)
+    assert metrics.acc(y, MKC(n_clusters=3, C=1.0, random_state=0).fit(K).labels_) == 1.0
+
+
+def test_multiclass_on_four_digit_classes():
+    ds = load("digits0689")
+    K = build_bank("mkc3", ds.X).gram()
+    est = MKC(n_clusters=4, rank=20, random_state=0).fit(K)
+    assert metrics.majority_acc(ds.y, est.labels_) >= 0.9  # the paper: 97.77 %
+    assert len(set(est.labels_)) == 4
+
+
+def test_socp_is_dpp_and_clarabel_agrees_with_ecos():
+    X, y = blobs(2, n=15)
+    K = build_bank("mkc3", X).gram()
+    feats = [mkc_mod.kernel_pca(Kk, 5)[0] for Kk in K]
+    Phi = np.hstack(feats)
+    n = Phi.shape[0]
+    z = np.where(y == 0, 1.0, -1.0)
+    Cm = np.vstack([np.ones(n), (np.arange(n) % 2).astype(float)])
+    sols = {}
+    for solver in (cp.CLARABEL, cp.ECOS):
+        prob, (A, s), (v, b, beta, xi) = mkc_mod.binary_socp(Phi, [5, 5, 5], Cm, 10.0, 0.5 * n)
+        assert prob.is_dcp(dpp=True)
+        A.value, s.value = (Cm * z) @ Phi / n, Cm @ z / n
+        prob.solve(solver=solver)
+        sols[solver] = (prob.value, v.value.copy(), beta.value.copy())
+    (o1, v1, b1), (o2, v2, b2) = sols.values()
+    assert o1 == pytest.approx(o2, abs=1e-5)
+    np.testing.assert_allclose(v1, v2, atol=1e-5)
+
+
+def test_solver_failure_falls_back_once_then_names_round_and_status(monkeypatch, two):
+    K, y, _ = two
+    real = cp.Problem.solve
+    used = []
+
+    def clarabel_fails(self, *a, solver=None, **kw):
+        used.append(solver)
+        if solver == cp.CLARABEL:
+            raise cp.error.SolverError("simulated failure")
+        return real(self, *a, solver=solver, **kw)
+
+    monkeypatch.setattr(cp.Problem, "solve", clarabel_fails)
+    est = MKC(n_clusters=2, random_state=0).fit(K)
+    assert metrics.acc(y, est.labels_) == 1.0 and cp.ECOS in used
+    assert {r["solver"] for r in est.rounds_} == {cp.ECOS}
+
+    def both_fail(self, *a, solver=None, **kw):
+        raise cp.error.SolverError(f"{solver} broken")
+
+    monkeypatch.setattr(cp.Problem, "solve", both_fail)
+    with pytest.raises(mkc_mod.MKCSolverError, match=r"round 1, CCCP step 1.*CLARABEL.*ECOS"):
+        MKC(n_clusters=2, random_state=0).fit(K)
+
+
+def test_predict_matches_the_fit_and_generalises(two):
+    K, y, est = two
+    np.testing.assert_array_equal(est.predict(K), est.labels_)  # cross-kernel of the training points
+    S = np.arange(0, y.size, 2)
+    sub = MKC(n_clusters=2, random_state=0).fit(K[:, S][:, :, S])
+    assert metrics.acc(y, sub.predict(K[:, :, S])) == 1.0  # label every point from a half-size model
+    feats = [mkc_mod.kernel_pca(Kk, 10)[0] for Kk in K]
+    onf = MKC(n_clusters=2, random_state=0).fit(feats)
+    np.testing.assert_array_equal(onf.predict(feats), onf.labels_)
+    with pytest.raises(ValueError, match="feature maps"):
+        onf.predict(K)
+
+
+def test_single_kernel_mmc_and_digits():
+    ds = load("digits1v7")
+    K = build_bank("mkc3", ds.X).gram()
+    for k in range(3):  # the CPMMC baseline: MKC with M = 1
+        est = MKC(n_clusters=2, rank=20, random_state=0).fit(K[k:k + 1])
+        assert est.kernel_weights_.shape == (1,) and metrics.majority_acc(ds.y, est.labels_) >= 0.9
+    assert get_estimator("mkc", n_clusters=2, C=10).C == 10
+
+
+def test_itersvr_balance_and_blobs():
+    X, y = blobs(2)
+    K = build_bank("gauss_grid", X, widths=[0.5], reference="max").gram()[0]
+    est = IterSVR(random_state=0).fit(K)
+    assert metrics.acc(y, est.labels_) == 1.0
+    signs = np.where(est.labels_ == 0, 1, -1)
+    assert abs(signs.sum()) <= 0.03 * y.size + 1e-9
+    with pytest.raises(ValueError, match="two classes"):
+        IterSVR(n_clusters=3).fit(K)
+
+
+def test_balanced_signs_against_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        f = rng.normal(size=11) + rng.normal()
+        l = float(rng.integers(0, 6))
+        y = balanced_signs(f, l)
+        assert abs(y.sum()) <= max(l, f.size % 2) + 1e-12
+        # among balanced labellings that threshold f, it agrees with sgn f on the most samples
+        best = max((np.where(f >= t, 1.0, -1.0) for t in np.r_[f, np.inf]),
+                   key=lambda c: (abs(c.sum()) <= max(l, f.size % 2), (c == np.where(f >= 0, 1, -1)).sum()))
+        assert (y == np.where(f >= 0, 1, -1)).sum() == (best == np.where(f >= 0, 1, -1)).sum()
