@@ -151,6 +151,8 @@ def _with_totals(results: pd.DataFrame, xc: str, y: str, totals: dict) -> pd.Dat
 
 def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     x, y = spec.get("x", "n"), spec.get("time", "cpu_seconds")
+    if spec.get("algorithm"):
+        results = results[results["algorithm"] == spec["algorithm"]]
     xc = _xcol(results, x)
     if spec.get("totals"):
         results = _with_totals(results, xc, y, spec["totals"])

@@ -158,8 +158,9 @@ def _wide(tidy: pd.DataFrame, tex: bool) -> tuple[list[str], list[list[str]]]:
 def _legend(tidy: pd.DataFrame, title: str) -> str:
     rules = sorted(set(zip(tidy["seeds_rule"], tidy["params_rule"])))
     text = (f"{title}. Ours: seed rule / parameter rule = "
-            + "; ".join(f"{s} / {p}" for s, p in rules)
-            + ". In parentheses: the published value and our difference from it.")
+            + "; ".join(f"{s} / {p}" for s, p in rules) + ".")
+    if tidy["published"].notna().any():
+        text += " In parentheses: the published value and our difference from it."
     if tidy["oracle"].any():
         text += " † oracle choice: the best parameter setting by the true labels (as the paper does)."
     if (tidy["flags"] != "").any():
