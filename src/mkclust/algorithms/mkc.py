@@ -189,6 +189,19 @@ class MKC(BaseClusterer):
         self.n_iter_ = len(self.rounds_)
         return self
 
+    def _end_round(self, rnd, it, secs, solver, obj, xi_val, violation) -> bool:
+        """Record a cutting-plane round; True when Algorithm 1/3 stops (violation <= xi + epsilon)."""
+        self.rounds_.append({"round": rnd, "n_constraints": rnd, "cccp_iterations": it, "solver_seconds": secs,
+                             "solver": solver, "objective": obj, "xi": xi_val, "violation": violation})
+        log.info("MKC round %d: |Omega|=%d, %d CCCP steps, objective %.6g, xi %.4g, violation %.4g",
+                 rnd, rnd, it, obj, xi_val, violation)
+        if violation <= xi_val + float(self.epsilon):
+            return True
+        if rnd >= int(self.max_rounds):
+            log.warning("MKC stopped at max_rounds=%d before the violation reached xi + epsilon", self.max_rounds)
+            return True
+        return False
+
     def _fit_binary(self, Phi, sizes, l):
         n, D = Phi.shape
         C = float(self.C)
@@ -216,13 +229,7 @@ class MKC(BaseClusterer):
             c = (np.abs(f) < 1).astype(np.float64)                      # (2.16)
             violation = float(c @ (1 - np.abs(f)) / n)
             xi_val = float(xi.value)
-            self.rounds_.append({"round": rnd, "n_constraints": rnd, "cccp_iterations": it, "solver_seconds": secs,
-                                 "solver": solver, "objective": obj, "xi": xi_val, "violation": violation})
-            log.info("MKC round %d: |Omega|=%d, %d CCCP steps, objective %.6g, xi %.4g, violation %.4g",
-                     rnd, rnd, it, obj, xi_val, violation)
-            if violation <= xi_val + float(self.epsilon) or rnd >= int(self.max_rounds):
-                if rnd >= int(self.max_rounds):
-                    log.warning("MKC stopped at max_rounds=%d", self.max_rounds)
+            if self._end_round(rnd, it, secs, solver, obj, xi_val, violation):
                 break
             omega.append(c)
         self.decision_ = f
@@ -286,13 +293,7 @@ class MKC(BaseClusterer):
             active = margin < 1                                         # Theorem 4.3
             violation = float((1 - margin[active]).sum() / n)
             xi_val = float(xi.value)
-            self.rounds_.append({"round": rnd, "n_constraints": rnd, "cccp_iterations": it, "solver_seconds": secs,
-                                 "solver": solver, "objective": obj, "xi": xi_val, "violation": violation})
-            log.info("MKC round %d: |Omega|=%d, %d CCCP steps, objective %.6g, xi %.4g, violation %.4g",
-                     rnd, rnd, it, obj, xi_val, violation)
-            if violation <= xi_val + float(self.epsilon) or rnd >= int(self.max_rounds):
-                if rnd >= int(self.max_rounds):
-                    log.warning("MKC stopped at max_rounds=%d", self.max_rounds)
+            if self._end_round(rnd, it, secs, solver, obj, xi_val, violation):
                 break
             omega.append(np.where(active, second, -1))
         self.decision_ = F
