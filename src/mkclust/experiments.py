@@ -391,7 +391,7 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     params = runs[0].params
     pseudo = {k: params.pop(k) for k in PSEUDO_PARAMS if k in params}
     params.setdefault("n_clusters", ds.n_classes)
-    input_kind = get_estimator(runs[0].estimator).input_kind
+    input_kind = ALGORITHMS[runs[0].estimator].input_kind
     kernel_name = None
     if input_kind == "features":
         data = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
