@@ -9,7 +9,7 @@ from mkclust.algorithms import MKC, IterSVR, get_estimator
 from mkclust.algorithms import mkc as mkc_mod
 from mkclust.algorithms.itersvr import balanced_signs
 from mkclust.datasets import load
-from mkclust.kernels import build_bank
+from mkclust.kernels import build_bank, feature_map
 
 
 def blobs(k=2, n=40, gap=6.0, seed=0):
@@ -74,7 +74,7 @@ def test_multiclass_on_four_digit_classes():
 def test_socp_is_dpp_and_clarabel_agrees_with_ecos():
     X, y = blobs(2, n=15)
     K = build_bank("mkc3", X).gram()
-    feats = [mkc_mod.kernel_pca(Kk, 5)[0] for Kk in K]
+    feats = [feature_map(Kk, rank=5) for Kk in K]
     Phi = np.hstack(feats)
     n = Phi.shape[0]
     z = np.where(y == 0, 1.0, -1.0)
@@ -121,7 +121,7 @@ def test_predict_matches_the_fit_and_generalises(two):
     S = np.arange(0, y.size, 2)
     sub = MKC(n_clusters=2, random_state=0).fit(K[:, S][:, :, S])
     assert metrics.acc(y, sub.predict(K[:, :, S])) == 1.0  # label every point from a half-size model
-    feats = [mkc_mod.kernel_pca(Kk, 10)[0] for Kk in K]
+    feats = [feature_map(Kk, rank=10) for Kk in K]
     onf = MKC(n_clusters=2, random_state=0).fit(feats)
     np.testing.assert_array_equal(onf.predict(feats), onf.labels_)
     with pytest.raises(ValueError, match="feature maps"):

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Callable
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils import check_random_state
 
 from mkclust._validation import check_features, check_kernels, check_n_clusters
 
@@ -23,6 +27,22 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         K = check_kernels(K, allow_multiple=self.input_kind == "kernels")
         check_n_clusters(self.n_clusters, K.shape[1])
         return K if self.input_kind == "kernels" else K[0]
+
+    def _best_restart(self, run_once: Callable, objective: Callable, n_init: int | None = None):
+        """Run ``run_once(rng)`` ``n_init`` times (default ``self.n_init``) from one RandomState seeded
+        by ``random_state`` and return the result with the lowest ``objective(result)``."""
+        n_init = int(self.n_init) if n_init is None else int(n_init)
+        if n_init < 1:
+            raise ValueError(f"n_init must be >= 1, got {self.n_init}")
+        rng = check_random_state(self.random_state)
+        best = None
+        for restart in range(n_init):
+            res = run_once(rng)
+            logging.getLogger(type(self).__module__).info(
+                "%s restart %d/%d: objective %.10g", type(self).__name__, restart + 1, n_init, objective(res))
+            if best is None or objective(res) < objective(best):
+                best = res
+        return best
 
     def _validate_features(self, X) -> np.ndarray:
         X = check_features(X)

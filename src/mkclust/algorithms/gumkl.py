@@ -154,17 +154,20 @@ class GUMKL(BaseClusterer):
         if not p >= 1.0:
             raise ValueError(f"p must be >= 1 (or inf), got {self.p}")
         V = K.shape[0]
+
+        def mix(w):  # the coefficients of Eq. 4 (p = inf: the uniform weights themselves)
+            return w if math.isinf(p) else w**p
+
         w = np.full(V, 1.0 / V)
         trace, increases, best = [], 0, None
         n_iter = 0
         for n_iter in range(1, 1 + (1 if math.isinf(p) else int(self.max_iter))):
-            Kc = np.tensordot(w if math.isinf(p) else w**p, K, axes=1)
-            Dm = sq_distances(Kc)
+            Dm = sq_distances(np.tensordot(mix(w), K, axes=1))
             medoids = greedy_medoids(Dm, self.n_clusters)
             labels, medoids, km_trace = kernel_kmedoids(Dm, medoids, int(self.kmedoids_max_iter))
             E = intra_cluster_variances(K, labels, medoids)
             w = gumkl_weights(E, p)
-            obj = float((w if math.isinf(p) else w**p) @ E)
+            obj = float(mix(w) @ E)
             trace.append(obj)
             if best is None or obj < best[0]:
                 best = (obj, labels, medoids, E, w, n_iter)
@@ -178,7 +181,7 @@ class GUMKL(BaseClusterer):
                 if abs(trace[-2] - obj) <= float(self.tol) * abs(trace[-2]):
                     break
         obj, labels, medoids, E, w, best_iter = best
-        Kc = np.tensordot(w if math.isinf(p) else w**p, K, axes=1)
+        Kc = np.tensordot(mix(w), K, axes=1)
         self.labels_unrefined_ = labels.astype(np.int64)
         if self.refine:
             refined, *_ = kernel_kmeans(Kc, labels, self.n_clusters)

@@ -15,7 +15,6 @@ import logging
 
 import numpy as np
 from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer
 
@@ -165,20 +164,16 @@ class KernelKMeans(BaseClusterer):
 
     def fit(self, K, y=None):
         K = self._validate_kernel(K)
-        if int(self.n_init) < 1:
-            raise ValueError(f"n_init must be >= 1, got {self.n_init}")
-        rng = check_random_state(self.random_state)
         diag = np.diag(K).copy()
-        n_init = 1 if not isinstance(self.init, str) else int(self.n_init)
-        best = None
-        for restart in range(n_init):
+
+        def run_once(rng):
             labels0, centers = self._initial_labels(K, diag, rng)
-            labels, obj, trace, n_iter = kernel_kmeans(K, labels0, self.n_clusters, self.max_iter, diag=diag)
-            log.info("KernelKMeans restart %d/%d: objective %.10g after %d iterations", restart + 1, n_init,
-                     obj, n_iter)
-            if best is None or obj < best[1]:
-                best = (labels, obj, trace, n_iter, centers)
-        self.labels_, self.objective_, self.objective_trace_, self.n_iter_, self.init_centers_ = best
+            return (*kernel_kmeans(K, labels0, self.n_clusters, self.max_iter, diag=diag), centers)
+
+        n_init = 1 if not isinstance(self.init, str) and int(self.n_init) >= 1 else None
+        labels, obj, trace, n_iter, centers = self._best_restart(run_once, lambda r: r[1], n_init)
+        self.labels_, self.objective_, self.objective_trace_, self.n_iter_, self.init_centers_ = (
+            labels, obj, trace, n_iter, centers)
         return self
 
 

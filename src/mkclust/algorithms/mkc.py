@@ -1,8 +1,8 @@
 """Multiple kernel (maximum margin) clustering, MKC (Zhao, Kwok, Zhang, SDM 2009).
 
 Explicit feature maps Phi_k (n, D_k) stand in for the paper's kernel PCA: from a Gram bank they are
-the top-``rank`` eigenpairs of each kernel, Phi_k = U_k Lambda_k^(1/2) (``rank=None`` keeps every
-eigenpair above rounding noise); a list of feature matrices (a ``features`` bank) is used as given.
+:func:`mkclust.kernels.feature_map` of each kernel, the top-``rank`` eigenpairs Phi_k = U_k
+Lambda_k^(1/2) (``rank=None`` keeps every eigenpair above rounding noise); a list of feature matrices (a ``features`` bank) is used as given.
 Unseen points are mapped by the same projection, Phi_k(x) = k(x, X) U_k Lambda_k^(-1/2).
 
 **Two clusters** (``n_clusters=2``): problem (2.7) by the cutting plane Algorithm 1. Each round solves
@@ -49,31 +49,18 @@ import time
 
 import cvxpy as cp
 import numpy as np
-import scipy.linalg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mkclust._validation import check_kernels
 from mkclust.algorithms.base import BaseClusterer
+from mkclust.kernels import feature_map
 
 log = logging.getLogger(__name__)
 
 
 class MKCSolverError(RuntimeError):
     """The SOCP could not be solved by Clarabel nor by the ECOS fallback."""
-
-
-def kernel_pca(K: np.ndarray, rank: int | None):
-    """Top eigenpairs of one kernel: (F = U sqrt(lam), U, lam), noise-level eigenvalues dropped."""
-    n = K.shape[0]
-    if rank is not None and int(rank) < n:
-        lam, U = scipy.linalg.eigh(K, subset_by_index=[n - int(rank), n - 1])
-    else:
-        lam, U = scipy.linalg.eigh(K)
-    lam, U = lam[::-1], U[:, ::-1]
-    keep = lam > max(n * np.finfo(float).eps * max(lam[0], 0.0), 1e-300)
-    lam, U = lam[keep], U[:, keep]
-    return U * np.sqrt(lam)[None, :], U, lam
 
 
 def _solve(prob: cp.Problem, where: str) -> tuple[float, str]:
@@ -161,9 +148,10 @@ class MKC(BaseClusterer):
         self._proj = []
         feats = []
         for Kk in K:
-            F, U, lam = kernel_pca(Kk, self.rank)
+            F, info = feature_map(Kk, rank=self.rank, return_info=True)
             feats.append(F)
-            self._proj.append(U / np.sqrt(lam)[None, :])
+            # unseen x: Phi(x) = k(x, X) U lam^-1/2, and U lam^-1/2 = F / lam
+            self._proj.append(F / np.asarray(info["eigenvalues"])[None, :])
         return feats
 
     # ------------------------------------------------------------------------------- fit

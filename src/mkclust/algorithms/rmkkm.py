@@ -42,7 +42,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer
 from mkclust.algorithms.kmeans import _reseed_empty
@@ -97,16 +96,17 @@ def _sample_weights(u: np.ndarray) -> np.ndarray:
 
 
 def robust_mkkm(K: np.ndarray, labels: np.ndarray, n_clusters: int, gamma: float | None, max_iter: int = 100,
-                tol: float = 1e-6):
+                tol: float = 1e-6, centred: bool = False):
     """Algorithm 1 from an initial partition. ``gamma=None`` keeps w fixed at 1 (RKKM, Eq. 4, one
-    kernel). Returns (labels, w, D, objective, trace, n_iter)."""
+    kernel). ``centred=True`` says K is already :func:`_centred` (restarts centre once). Returns
+    (labels, w, D, objective, trace, n_iter)."""
     m, n, _ = K.shape
     c = n_clusters
     # Distances to centres (columns of A sum to 1) do not change when a constant is added to a kernel;
     # centring each kernel's entries removes the cancellation in k_ii - 2 a'k_i + a'Ka for nearly
     # constant kernels (the Gaussians with t0 = 50, 100 vary by 1e-5), which otherwise adds 1e-10
     # relative noise to the objective. One copy of the bank: O(n^2 m) memory.
-    K = _centred(K)
+    K = K if centred else _centred(K)
     diags = np.einsum("tii->ti", K).copy()
     idx = np.arange(n)
     w = np.ones(m) if gamma is None else np.full(m, float(m) ** (-1.0 / gamma))
@@ -154,17 +154,13 @@ def robust_mkkm(K: np.ndarray, labels: np.ndarray, n_clusters: int, gamma: float
 
 class _RobustBase(BaseClusterer):
     def _restarts(self, K, gamma):
-        if int(self.n_init) < 1:
-            raise ValueError(f"n_init must be >= 1, got {self.n_init}")
-        rng = check_random_state(self.random_state)
-        best = None
-        for restart in range(int(self.n_init)):
-            labels0 = rng.randint(self.n_clusters, size=K.shape[1])  # random initial partition
-            res = robust_mkkm(K, labels0, self.n_clusters, gamma, int(self.max_iter), float(self.tol))
-            log.info("%s restart %d/%d: objective %.10g after %d iterations", type(self).__name__, restart + 1,
-                     self.n_init, res[3], res[5])
-            if best is None or res[3] < best[3]:
-                best = res
+        Kc = _centred(K)  # once for all restarts
+
+        def run_once(rng):  # from a random initial partition
+            return robust_mkkm(Kc, rng.randint(self.n_clusters, size=K.shape[1]), self.n_clusters, gamma,
+                               int(self.max_iter), float(self.tol), centred=True)
+
+        best = self._best_restart(run_once, lambda r: r[3])
         (self.labels_, self.kernel_weights_, self.sample_weights_, self.objective_, self.objective_trace_,
          self.n_iter_) = best
         return self
@@ -273,14 +269,8 @@ class MKKM(BaseClusterer):
 
     def fit(self, K, y=None):
         K = _centred(self._validate_kernel(K))  # as in robust_mkkm: exact distances, less cancellation
-        if int(self.n_init) < 1:
-            raise ValueError(f"n_init must be >= 1, got {self.n_init}")
-        rng = check_random_state(self.random_state)
         diags = np.einsum("tii->ti", K).copy()
-        best = None
-        for _ in range(int(self.n_init)):
-            res = self._one(K, diags, rng.randint(self.n_clusters, size=K.shape[1]))
-            if best is None or res[2] < best[2]:
-                best = res
+        best = self._best_restart(lambda rng: self._one(K, diags, rng.randint(self.n_clusters, size=K.shape[1])),
+                                  lambda r: r[2])
         self.labels_, self.kernel_weights_, self.objective_, self.objective_trace_, self.n_iter_ = best
         return self

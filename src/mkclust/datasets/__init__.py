@@ -74,6 +74,15 @@ class Dataset:
             return cls(X, z["y"], meta)
 
 
+def view_blocks(names, widths) -> list[dict]:
+    """The ``meta["views"]`` entries [{name, start, stop}] of consecutive column blocks."""
+    views, start = [], 0
+    for name, width in zip(names, widths):
+        views.append({"name": name, "start": start, "stop": start + int(width)})
+        start += int(width)
+    return views
+
+
 @dataclass(frozen=True)
 class PaperShape:
     """The size a paper's table gives for a data set, and the loader options that build the paper's

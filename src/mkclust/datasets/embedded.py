@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 
-from mkclust.datasets import Dataset, DatasetSpec, PaperShape, register
+from mkclust.datasets import Dataset, DatasetSpec, PaperShape, register, view_blocks
 
 SKLEARN = "scikit-learn bundled copy ({fn})"
 DIGITS_CITATION = ("E. Alpaydin, C. Kaynak. Optical Recognition of Handwritten Digits. UCI Machine "
@@ -101,10 +101,7 @@ def digit_views(images: np.ndarray) -> tuple[np.ndarray, list[dict]]:
     grad = np.bincount(flat.ravel(), weights=mag.ravel(), minlength=n * 4 * nbins).reshape(n, 4 * nbins)
     pooled = imgs.reshape(n, 4, 2, 4, 2).mean(axis=(2, 4)).reshape(n, 16)
     blocks = [("pixels", pixels), ("profiles", profiles), ("gradient_hist", grad), ("pooled", pooled)]
-    views, start = [], 0
-    for name, B in blocks:
-        views.append({"name": name, "start": start, "stop": start + B.shape[1]})
-        start += B.shape[1]
+    views = view_blocks([nm for nm, _ in blocks], [B.shape[1] for _, B in blocks])
     return np.concatenate([B for _, B in blocks], axis=1), views
 
 

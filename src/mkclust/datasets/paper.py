@@ -26,7 +26,7 @@ from importlib import resources
 import numpy as np
 import scipy.sparse as sp
 
-from mkclust.datasets import Dataset, DatasetSpec, PaperShape, register
+from mkclust.datasets import Dataset, DatasetSpec, PaperShape, register, view_blocks
 from mkclust.datasets.download import RawFile
 from mkclust.datasets.parsers import (Table, codes, encode_features, mat_views, read_arff, read_idx, read_keel,
                                       read_libsvm, read_mat, read_table)
@@ -371,10 +371,7 @@ for _name, _raw, _auth, _desc, _n, _d, _c in _RMKKM_MAT:
 def _views_dataset(blocks, y, names, meta, classes=None):
     """Concatenate view blocks (recorded in meta["views"]); ``classes`` keeps those class labels
     (in that order, re-coded 0..c-1), for the 4-class subsets standing in for GUMKL's D1-D5."""
-    views, start = [], 0
-    for name, B in zip(names, blocks):
-        views.append({"name": name, "start": start, "stop": start + B.shape[1]})
-        start += B.shape[1]
+    views = view_blocks(names, [B.shape[1] for B in blocks])
     X = np.concatenate([np.asarray(B, dtype=np.float64) for B in blocks], axis=1)
     keep = None if classes is None else [int(c) for c in classes]
     return _finish(X, np.asarray(y).ravel().astype(np.int64), {**meta, "views": views}, keep=keep, complete=False)

@@ -75,13 +75,10 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ticks, labels = None, None
     for ds, g in df.groupby("dataset", sort=False):
-        s = g.groupby(xc)[metric].agg(["mean", "std"]).sort_index()
-        xs = s.index.to_numpy()
+        xs, labels, mean, std = _curve(g, xc, metric)
         if x == "kernel":
             ticks = g.drop_duplicates(xc).set_index(xc)["kernel_name"].sort_index()
-        else:
-            xs, labels = _positions(xs)
-        ax.errorbar(xs, s["mean"], yerr=s["std"].fillna(0), marker="o", capsize=2, label=ds)
+        ax.errorbar(xs, mean, yerr=std, marker="o", capsize=2, label=ds)
         if labels is not None:
             ax.set_xticks(xs, labels)
     if ticks is not None:
@@ -99,6 +96,13 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
 def _selected(results: pd.DataFrame, spec: dict) -> pd.DataFrame:
     df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
     return _where(df, spec.get("where") or {})
+
+
+def _curve(g: pd.DataFrame, xc: str, metric: str):
+    """Mean and std of ``metric`` per x value (sorted) and their plot positions and tick labels."""
+    s = g.groupby(xc)[metric].agg(["mean", "std"]).sort_index()
+    xs, labels = _positions(s.index.to_numpy(dtype=float))
+    return xs, labels, s["mean"], s["std"].fillna(0)
 
 
 def _positions(values: np.ndarray) -> tuple[np.ndarray, list[str] | None]:
@@ -120,10 +124,8 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
     levels = build_table(results, {"metrics": [metric], "columns": spec["levels"]}, datasets)
     fig, axes = plt.subplots(1, len(datasets), figsize=(3.4 * len(datasets), 3.2), squeeze=False)
     for ax, ds in zip(axes[0], datasets):
-        s = df[df["dataset"] == ds].groupby(xc)[metric].agg(["mean", "std"]).sort_index()
-        xs, ticks = _positions(s.index.to_numpy(dtype=float))
-        ax.errorbar(xs, s["mean"], yerr=s["std"].fillna(0), marker="o", capsize=2,
-                    label=spec.get("algorithm", metric))
+        xs, ticks, mean, std = _curve(df[df["dataset"] == ds], xc, metric)
+        ax.errorbar(xs, mean, yerr=std, marker="o", capsize=2, label=spec.get("algorithm", metric))
         if ticks is not None:
             ax.set_xticks(xs, ticks)
         for k, (_, lv) in enumerate(levels[levels["dataset"] == ds].iterrows()):
@@ -151,8 +153,7 @@ def _with_totals(results: pd.DataFrame, xc: str, y: str, totals: dict) -> pd.Dat
 
 def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     x, y = spec.get("x", "n"), spec.get("time", "cpu_seconds")
-    if spec.get("algorithm"):
-        results = results[results["algorithm"] == spec["algorithm"]]
+    results = _selected(results, spec)
     xc = _xcol(results, x)
     if spec.get("totals"):
         results = _with_totals(results, xc, y, spec["totals"])
