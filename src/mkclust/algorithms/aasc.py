@@ -79,16 +79,12 @@ class AASC(BaseClusterer):
         m, n, _ = W.shape
         c, p = self.n_clusters, float(self.p)
         deg = W.sum(axis=2)
-
-        def laplacian(v):  # L(v) = sum_k v_k^p (Deg_k - W_k), without storing the m Laplacians
-            vp = v**p
-            return np.diag(vp @ deg) - np.tensordot(vp, W, axes=1)
-
+        L = np.stack([np.diag(deg[k]) - W[k] for k in range(m)])  # (m, n, n), kept for the F-steps
         v = np.full(m, 1.0 / m)
         trace: list[float] = []
         n_iter = 0
         for n_iter in range(1, int(self.max_iter) + 1):
-            Lv = laplacian(v)
+            Lv = np.tensordot(v**p, L, axes=1)
             _, F = scipy.linalg.eigh(Lv, subset_by_index=[0, c - 1])      # F-step
             a = laplacian_traces(W, deg, F)
             trace.append(float((v**p) @ a))
@@ -98,7 +94,7 @@ class AASC(BaseClusterer):
                       np.round(v, 4).tolist())
             if len(trace) > 2 and (trace[-3] - trace[-1]) <= self.tol * max(abs(trace[-3]), 1e-300):
                 break
-        Lv = laplacian(v)
+        Lv = np.tensordot(v**p, L, axes=1)
         _, F = scipy.linalg.eigh(Lv, subset_by_index=[0, c - 1])
         norms = np.linalg.norm(F, axis=1)
         self.embedding_ = F / np.where(norms > 0, norms, 1.0)[:, None]
