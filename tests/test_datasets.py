@@ -39,6 +39,22 @@ def test_digit_subsets_keep_the_right_classes():
     np.testing.assert_array_equal(sub.y, np.searchsorted([1, 2, 7, 9], full.y[keep]))
 
 
+@pytest.mark.parametrize("name", ["digits", "digits_views"])
+def test_per_class_subset_is_stratified_seeded_and_a_subset(name):
+    full = load(name)
+    sub = load(name, per_class=25, seed=3)
+    assert sub.n == 250 and np.array_equal(np.bincount(sub.y), np.full(10, 25))
+    # the rows are rows of the full set, in order, and the seed decides which
+    rows = {r.tobytes(): i for i, r in enumerate(full.X)}
+    idx = [rows[r.tobytes()] for r in sub.X]
+    assert idx == sorted(idx) and np.array_equal(full.y[idx], sub.y)
+    assert np.array_equal(load(name, per_class=25, seed=3).X, sub.X)
+    assert not np.array_equal(load(name, per_class=25, seed=4).X, sub.X)
+    assert "25 random samples per class (seed 3)" in sub.meta["preprocessing"]
+    with pytest.raises(ValueError, match="per_class"):
+        load(name, per_class=0)
+
+
 @pytest.mark.parametrize("name", ["ringnorm_gen", "twonorm_gen"])
 def test_generators_balanced_and_seeded(name):
     a = load(name, n=400, seed=1)

@@ -41,10 +41,12 @@ def test_plan_expands_grids_and_seeds(tiny):
     assert all(r.timing for r in p.runs_of("tiny_timing"))
     assert "figures/tinypaper/table2.md" in p.table_targets()
     assert "figures/tinypaper/timing.pdf" in p.figure_targets()
-    assert len({(r.path(), r.seed) for r in p.runs}) == len(p.runs)
+    assert len({(r.path(), r.param_id, r.seed) for r in p.runs}) == len(p.runs)
+    unbatched = [r for r in p.runs if not r.batch]
+    assert len({(r.path(), r.seed) for r in unbatched}) == len(unbatched)
     groups = p.run_groups()
     assert sum(map(len, groups.values())) == len(p.runs)
-    assert all(len({r.path() for r in rs}) == 1 and [r.seed for r in rs] == sorted(r.seed for r in rs)
+    assert all(len({r.path() for r in rs}) == 1 and rs == sorted(rs, key=lambda r: (r.params_json, r.seed))
                for rs in groups.values())
     assert set(p.datasets) == {"digits1v7", "ringnorm_200", "ringnorm_400", "dv17"}
     assert p.datasets["ringnorm_200"] == {"loader": "ringnorm_gen", "options": {"n": 200}}
@@ -105,6 +107,13 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
      "dbworld is not obtainable"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KM"].update(datasets=["ringnorm_400"]),
      r"\['ringnorm_400'\] are not datasets of experiment tiny"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"].update(batch=["n_init"]),
+     r"batch: \['n_init'\] are not parameters of its grid"),
+    (lambda c: c["experiments"]["tiny_scmk"].update(reuse=["nothere"]), "'nothere' is not another experiment"),
+    (lambda c: c["experiments"]["tiny_scmk"].update(reuse=["tiny_scmk"]), "'tiny_scmk' is not another experiment"),
+    (lambda c: c["experiments"]["tiny_scmk"]["algorithms"].update(KKM={"algorithm": "kkm", "params": {"kernel": 0}}),
+     r"label\(s\) \['KKM'\] exist in both tiny_scmk and tiny_rmkkm"),
+    (lambda c: c["experiments"]["tiny_scmk"].pop("reuse"), "column refers to algorithm 'KKM'"),
 ])
 def test_plan_rejects_bad_configs_naming_the_key(tiny, mutate, match):
     mutate(tiny)
@@ -160,6 +169,31 @@ def test_run_group_fits_every_seed_like_single_runs(tmp_path):
         run_group([runs[0], Run("e", "KM", "km", "digits1v7", "none", "{}", 0)], tmp_path / "d.npz")
     (tmp_path / "g.json").write_text(json.dumps(group))
     assert [r["seed"] for r in load_records([tmp_path / "g.json"])] == [0, 1, 2]
+
+
+def test_batched_grid_is_one_group_and_reuse_joins_results(tiny, tmp_path):
+    p = plan(tiny)
+    groups = {g: rs for g, rs in p.run_groups().items() if g[0] == "tiny_scmk"}
+    assert sorted(g[1:] for g in groups) == [("SCMK", "digits1v7", "mkc3", "alpha=each,beta=each,max_iter=12"),
+                                             ("SCSK", "digits1v7", "mkc3", "alpha=0.001,kernel=each,max_iter=12")]
+    scsk = groups[("tiny_scmk", "SCSK", "digits1v7", "mkc3", "alpha=0.001,kernel=each,max_iter=12")]
+    assert [r.params["kernel"] for r in scsk] == [0, 1, 2] and len({r.path() for r in scsk}) == 1
+    assert p.sources("tiny_scmk") == ["tiny_scmk", "tiny_rmkkm"]
+    assert p.source_results("tiny_scmk") == ["data/results/tiny_scmk.csv", "data/results/tiny_rmkkm.csv"]
+    # a batched group is fitted like its runs one by one, each record with its own parameters
+    ds = load("digits1v7")
+    ds.save(tmp_path / "d.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "b.npz")
+    runs = [Run("e", "KKM", "kkm", "digits1v7", "mkc3", json.dumps({"kernel": k, "n_init": 1}), s, False, "kernel")
+            for k in (0, 2) for s in (0, 1)]
+    assert len({r.group for r in runs}) == 1 and runs[0].path().endswith("/kernel=each,n_init=1.json")
+    recs = run_group(runs, tmp_path / "d.npz", tmp_path / "b.npz")
+    assert [(r["params"]["kernel"], r["seed"]) for r in recs] == [(0, 0), (0, 1), (2, 0), (2, 1)]
+    for run, rec in zip(runs, recs):
+        single = run_one(Run(*[getattr(run, f) for f in ("experiment", "algorithm", "estimator", "dataset", "bank",
+                                                           "params_json", "seed")]), tmp_path / "d.npz", tmp_path / "b.npz")
+        assert rec["labels"] == single["labels"] and rec["kernel_name"] == single["kernel_name"]
+        assert rec["param_id"] == single["param_id"]
 
 
 def test_pseudo_params_for_multi_kernel_estimators(tmp_path):

@@ -96,6 +96,8 @@ def test_write_table(tmp_path):
      "levels": {"KKM-a": {"algorithm": "KKM", "params": "mean"}}},
     {"kind": "timing", "x": "n", "loglog": True},
     {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metric": "acc"},
+    {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metrics": ["acc", "ri"],
+     "datasets": ["digits1v7", "absent"]},
 ])
 def test_figures_render(spec, tmp_path):
     df = runs()
@@ -108,6 +110,18 @@ def test_figures_render(spec, tmp_path):
     assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
     with pytest.raises(ValueError, match="figure kind"):
         make_figure(df, {"kind": "pie"})
+
+
+def test_heatmap_panels_per_metric_and_dataset():
+    df = pd.concat([runs(), runs().assign(dataset="other")], ignore_index=True)
+    spec = {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metrics": ["acc", "ri"]}
+    fig = make_figure(df, {**spec, "datasets": ["other", "digits1v7"]})
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["other: acc", "digits1v7: acc", "other: ri", "digits1v7: ri"]
+    cells = [t.get_text() for t in fig.axes[1].texts]  # digits1v7, acc: mean over the one seed per cell
+    assert sorted(cells) == ["0.60", "0.70", "0.80", "0.90"]
+    with pytest.raises(ValueError, match="no runs of KKM"):
+        make_figure(df, {**spec, "datasets": ["absent"]})
 
 
 def test_markdown_cell_shows_published_value_and_difference(tmp_path):

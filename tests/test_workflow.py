@@ -94,6 +94,27 @@ def test_gumkl_outputs(done):
         assert (done / f"figures/tinypaper/{f}.pdf").read_bytes()[:4] == b"%PDF"
 
 
+def test_scmk_outputs_batches_and_reuse(done):
+    # batch: every kernel of SCSK's grid (and every (alpha, beta) of SCMK's) in one records file
+    files = sorted(p.name for p in (done / "data/runs/tiny_scmk").rglob("*.json"))
+    assert files == ["alpha=0.001,kernel=each,max_iter=12.json", "alpha=each,beta=each,max_iter=12.json"]
+    scsk = json.loads(next((done / "data/runs/tiny_scmk/SCSK").rglob("*.json")).read_text())
+    assert [r["params"]["kernel"] for r in scsk] == [0, 1, 2]
+    assert len({r["param_id"] for r in scsk}) == 3
+    res = pd.read_csv(done / "data/results/tiny_scmk.csv")
+    assert len(res) == 5 and set(res["algorithm"]) == {"SCSK", "SCMK"}
+    for w in res.loc[res["algorithm"] == "SCMK", "kernel_weights"]:
+        assert np.sqrt(json.loads(w)).sum() == pytest.approx(1.0)
+    # reuse: the table's KKM and RMKKM columns come from tiny_rmkkm's results, with no new runs
+    t = pd.read_csv(done / "figures/tinypaper/scmk_table.csv")
+    assert set(t["column"]) == {"KKM", "SCSK", "SCSK-a", "RMKKM", "SCMK"} and t["value"].between(0, 1).all()
+    assert not (done / "data/runs/tiny_scmk/KKM").exists()
+    rm = pd.read_csv(done / "data/results/tiny_rmkkm.csv")
+    kkm_best = rm[rm["algorithm"] == "KKM"].groupby("param_id")["acc"].mean().max()
+    assert t[(t["column"] == "KKM") & (t["metric"] == "acc")]["value"].iloc[0] == pytest.approx(kkm_best)
+    assert (done / "figures/tinypaper/scmk_heat.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_run_records_timing_and_logs(done):
     groups = list((done / "data/runs/tiny_timing").rglob("*.json"))
     assert len(groups) == 2  # one records file per data set, each holding its two seeds
@@ -158,12 +179,12 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
     done_runs = list((wd / "data/runs").rglob("*.json"))
     for p in done_runs:
         assert all("metrics" in r for r in json.loads(p.read_text()))  # complete, never truncated
-    assert len(done_runs) < 26
+    assert len(done_runs) < 28
     # a killed Snakemake keeps its lock: the documented recovery is --unlock, then --rerun-incomplete
     smk(wd, "--unlock")
     smk(wd, "--rerun-incomplete")
     assert (wd / "figures/tinypaper/table2.csv").exists()
-    assert len(list((wd / "data/runs").rglob("*.json"))) == 26  # groups: KM 2, KKM 4, NC 4, timing 2, rmkkm 8, gumkl 6
+    assert len(list((wd / "data/runs").rglob("*.json"))) == 28  # groups: KM 2, KKM 4, NC 4, timing 2, rmkkm 8, gumkl 6, scmk 2
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(wd, "-n"))
 
 

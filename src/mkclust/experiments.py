@@ -81,6 +81,7 @@ class Run:
     params_json: str
     seed: int
     timing: bool = False
+    batch: str = ""  # comma-separated grid parameters whose values share one job (the entry's ``batch``)
 
     @property
     def params(self) -> dict:
@@ -91,9 +92,17 @@ class Run:
         return param_id(self.params)
 
     @property
+    def group_id(self) -> str:
+        """The group's folder name: the param_id with every batched parameter shown as ``each``."""
+        if not self.batch:
+            return self.param_id
+        return param_id({**self.params, **{k: "each" for k in self.batch.split(",")}})
+
+    @property
     def group(self) -> tuple[str, str, str, str, str]:
-        """The run group: runs differing only in their seed, fitted by one job into one file."""
-        return (self.experiment, self.algorithm, self.dataset, self.bank, self.param_id)
+        """The run group, fitted by one job into one file: runs differing only in their seed, and in
+        the values of the batched parameters when the algorithm entry has ``batch``."""
+        return (self.experiment, self.algorithm, self.dataset, self.bank, self.group_id)
 
     def path(self, data_dir: str = "data") -> str:
         """The group's records file: a JSON list with one run record per seed."""
@@ -124,11 +133,11 @@ class Plan:
         return self.config.get("figures_dir", "figures")
 
     def run_groups(self) -> dict[tuple, list[Run]]:
-        """group -> its runs in seed order (one job each; see :attr:`Run.group`)."""
+        """group -> its runs in (parameter set, seed) order (one job each; see :attr:`Run.group`)."""
         groups: dict[tuple, list[Run]] = {}
         for r in self.runs:
             groups.setdefault(r.group, []).append(r)
-        return {g: sorted(rs, key=lambda r: r.seed) for g, rs in groups.items()}
+        return {g: sorted(rs, key=lambda r: (r.params_json, r.seed)) for g, rs in groups.items()}
 
     def runs_of(self, experiment: str) -> list[Run]:
         return [r for r in self.runs if r.experiment == experiment]
@@ -146,6 +155,14 @@ class Plan:
 
     def figure_targets(self) -> list[str]:
         return self._targets("figures", ("png", "pdf"))
+
+    def sources(self, experiment: str) -> list[str]:
+        """The experiments whose results feed ``experiment``'s tables and figures: itself, then the
+        ones it ``reuse``s (their runs are theirs; reusing adds no runs)."""
+        return [experiment, *self.config["experiments"][experiment].get("reuse", [])]
+
+    def source_results(self, experiment: str) -> list[str]:
+        return [f"{self.data_dir}/results/{e}.csv" for e in self.sources(experiment)]
 
     def results_targets(self) -> list[str]:
         return [f"{self.data_dir}/results/{e}.csv" for e in self.config.get("experiments", {})]
@@ -219,10 +236,10 @@ def plan(config: dict) -> Plan:
     _check_outputs(p)
     seen: set[tuple] = set()
     for r in p.runs:
-        if (r.group, r.seed) in seen:
+        if (r.group, r.param_id, r.seed) in seen:
             raise ConfigError(f"experiments.{r.experiment}: two runs write seed {r.seed} of {r.path()}; make "
                               "the algorithm labels or parameter grids distinct")
-        seen.add((r.group, r.seed))
+        seen.add((r.group, r.param_id, r.seed))
     return p
 
 
@@ -242,6 +259,9 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
         raise ConfigError(f"{where}: {est_name} has no parameter(s) {bad}; it takes {sorted(valid)}")
     if "random_state" in fixed or "random_state" in grid:
         raise ConfigError(f"{where}: random_state comes from the experiment's seeds, not params")
+    batch = list(a.get("batch") or [])
+    if set(batch) - set(grid):
+        raise ConfigError(f"{where}.batch: {sorted(set(batch) - set(grid))} are not parameters of its grid")
     if cls.input_kind == "features":
         banks = [NO_BANK]
     else:
@@ -259,16 +279,29 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
         sizes = {} if bank == NO_BANK else {bank: bank_size(p.banks[bank]["bank"], **_bank_options(p.banks[bank]))}
         for combo in _grid(grid, where, sizes, bank):
             params = json.dumps({**fixed, **combo}, sort_keys=True)
-            runs += [Run(exp, label, est_name, ds, bank, params, int(seed), bool(e.get("timing", False)))
+            runs += [Run(exp, label, est_name, ds, bank, params, int(seed), bool(e.get("timing", False)),
+                         ",".join(sorted(batch)))
                      for ds in datasets for seed in a.get("seeds", e.get("seeds", [0]))]
     return runs
 
 
 def _check_outputs(p: Plan) -> None:
-    """Table and figure columns name algorithms of their experiment; no two outputs share a file."""
+    """Table and figure columns name algorithms of their experiment (or of an experiment it reuses);
+    no two outputs share a file."""
     owners: dict[tuple, str] = {}
+    experiments = p.config["experiments"]
     for exp, outs in p.outputs.items():
-        e = p.config["experiments"][exp]
+        e = experiments[exp]
+        known = set(e["algorithms"])
+        for other in e.get("reuse", []):
+            if other == exp or other not in experiments:
+                raise ConfigError(f"experiments.{exp}.reuse: {other!r} is not another experiment of this "
+                                  f"configuration ({', '.join(sorted(set(experiments) - {exp}))})")
+            clash = sorted(known & set(experiments[other]["algorithms"]))
+            if clash:
+                raise ConfigError(f"experiments.{exp}.reuse: algorithm label(s) {clash} exist in both {exp} and "
+                                  f"{other}; rename them so that table columns are unambiguous")
+            known |= set(experiments[other]["algorithms"])
         for kind in ("tables", "figures"):
             for name, spec in outs[kind].items():
                 where = f"experiments.{exp}.{kind}.{name}"
@@ -279,9 +312,9 @@ def _check_outputs(p: Plan) -> None:
                 owners[key] = f"experiments.{exp}"
                 spec = spec or {}
                 for col in [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]:
-                    if col.get("algorithm", "") not in e["algorithms"]:
+                    if col.get("algorithm", "") not in known:
                         raise ConfigError(f"{where}: column refers to algorithm {col.get('algorithm')!r}, "
-                                          f"not one of {sorted(e['algorithms'])}")
+                                          f"not one of {sorted(known)}")
 
 
 def _bank_options(spec: dict) -> dict:
@@ -383,27 +416,28 @@ def run_one(run: Run, dataset_path, bank_path=None) -> dict:
 
 
 def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
-    """Fit the runs of one group (same estimator, dataset, bank and parameters; one per seed),
-    loading the dataset and the kernel once; returns their records in order."""
+    """Fit the runs of one group (same estimator, dataset and bank; one per seed, and one per value
+    of each batched parameter), loading the dataset and the bank once; returns their records in
+    order."""
     if len({r.group for r in runs}) != 1:
         raise ValueError("run_group takes the runs of one group")
     ds = Dataset.load(dataset_path)
-    params = runs[0].params
-    pseudo = {k: params.pop(k) for k in PSEUDO_PARAMS if k in params}
-    params.setdefault("n_clusters", ds.n_classes)
     input_kind = ALGORITHMS[runs[0].estimator].input_kind
-    kernel_name = None
-    if input_kind == "features":
-        data = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
-    else:
-        bank = KernelBank.load(bank_path)
-        if input_kind == "kernel":
-            data, kernel_name = select_kernel(bank, pseudo.get("kernel"))
-        else:
-            data, kernel_name = _bank_input(bank, input_kind, pseudo)
+    bank = None if input_kind == "features" else KernelBank.load(bank_path)
     records = []
     for k, run in enumerate(runs):
-        log.info("seed %d (%d of %d)", run.seed, k + 1, len(runs))
+        if k == 0 or run.params_json != runs[k - 1].params_json:  # a new parameter set: its input
+            params = run.params
+            pseudo = {key: params.pop(key) for key in PSEUDO_PARAMS if key in params}
+            params.setdefault("n_clusters", ds.n_classes)
+            kernel_name = None
+            if input_kind == "features":
+                data = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
+            elif input_kind == "kernel":
+                data, kernel_name = select_kernel(bank, pseudo.get("kernel"))
+            else:
+                data, kernel_name = _bank_input(bank, input_kind, pseudo)
+        log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
         est = get_estimator(run.estimator, random_state=run.seed, **params)
         records.append(_fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset")))
     return records

@@ -1,4 +1,5 @@
 # Stage 5: results -> figures/<paper>/<table>.{csv,md,tex} and figures/<paper>/<figure>.{png,pdf}
+# An experiment's outputs read its own results and those of the experiments it reuses.
 
 
 def output_spec(kind, wc):
@@ -10,7 +11,7 @@ def output_spec(kind, wc):
 
 rule table:
     input:
-        lambda wc: f"{DATA}/results/{output_spec('tables', wc)[0]}.csv",
+        lambda wc: PLAN.source_results(output_spec("tables", wc)[0]),
     output:
         csv=f"{FIGS}/{{paper}}/{{name}}.csv",
         md=f"{FIGS}/{{paper}}/{{name}}.md",
@@ -28,7 +29,7 @@ rule table:
 
 rule figure:
     input:
-        lambda wc: f"{DATA}/results/{output_spec('figures', wc)[0]}.csv",
+        lambda wc: PLAN.source_results(output_spec("figures", wc)[0]),
     output:
         png=f"{FIGS}/{{paper}}/{{name}}.png",
         pdf=f"{FIGS}/{{paper}}/{{name}}.pdf",

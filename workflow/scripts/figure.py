@@ -1,4 +1,4 @@
-"""Rule figure: results CSV -> figures/<paper>/<figure>.{png,pdf}."""
+"""Rule figure: results CSVs (the experiment's and those it reuses) -> figures/<paper>/<figure>.{png,pdf}."""
 import sys
 from pathlib import Path
 
@@ -10,5 +10,6 @@ from mkclust.reporting import make_figure, save_figure  # noqa: E402
 
 with job(snakemake, "figure"):  # noqa: F821
     spec = {"datasets": snakemake.params.datasets, **snakemake.params.spec}  # noqa: F821
-    fig = make_figure(pd.read_csv(snakemake.input[0]), spec)  # noqa: F821
+    results = pd.concat([pd.read_csv(f) for f in snakemake.input], ignore_index=True)  # noqa: F821
+    fig = make_figure(results, spec)
     save_figure(fig, snakemake.output.png[: -len(".png")])  # noqa: F821

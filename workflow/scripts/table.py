@@ -1,4 +1,4 @@
-"""Rule table: results CSV -> figures/<paper>/<table>.{csv,md,tex}."""
+"""Rule table: results CSVs (the experiment's and those it reuses) -> figures/<paper>/<table>.{csv,md,tex}."""
 import sys
 from pathlib import Path
 
@@ -10,7 +10,8 @@ from mkclust.reporting import build_table, write_table  # noqa: E402
 
 with job(snakemake, "table") as log:  # noqa: F821
     spec = snakemake.params.spec  # noqa: F821
-    tidy = build_table(pd.read_csv(snakemake.input[0]), spec, snakemake.params.datasets)  # noqa: F821
+    results = pd.concat([pd.read_csv(f) for f in snakemake.input], ignore_index=True)  # noqa: F821
+    tidy = build_table(results, spec, snakemake.params.datasets)  # noqa: F821
     base = snakemake.output.csv[: -len(".csv")]  # noqa: F821
     write_table(tidy, base, spec.get("title", Path(base).name))
     log.info("%d cells", len(tidy))

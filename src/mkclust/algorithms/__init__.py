@@ -9,6 +9,7 @@ from mkclust.algorithms.itersvr import IterSVR
 from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
 from mkclust.algorithms.mkc import MKC
 from mkclust.algorithms.rmkkm import MKKM, RKKM, RMKKM
+from mkclust.algorithms.scmk import SCMK, SCSK
 from mkclust.algorithms.spectral import NormalizedCut, SpectralClustering
 
 #: registry name -> estimator class; a new method is one module plus one entry here
@@ -24,6 +25,8 @@ ALGORITHMS = {
     "gumkl": GUMKL,
     "mkc": MKC,
     "itersvr": IterSVR,
+    "scsk": SCSK,
+    "scmk": SCMK,
 }
 
 
@@ -40,4 +43,4 @@ def get_estimator(name: str, **params):
 
 
 __all__ = ["ALGORITHMS", "get_estimator", "KMeansBaseline", "KernelKMeans", "SpectralClustering",
-           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "GUMKL", "MKC", "IterSVR"]
+           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "SCSK", "SCMK", "GUMKL", "MKC", "IterSVR"]

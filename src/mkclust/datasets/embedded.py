@@ -20,12 +20,32 @@ DIGITS_CITATION = ("E. Alpaydin, C. Kaynak. Optical Recognition of Handwritten D
                    "Learning Repository, 1998 (scikit-learn load_digits)")
 
 
-def _digits_subset(classes: tuple[int, ...] | None):
+def per_class_subset(y: np.ndarray, per_class: int | None, seed: int = 0) -> np.ndarray:
+    """Sorted indices of a stratified random subset: ``per_class`` samples of every class (all of a
+    smaller class), drawn with ``numpy.random.default_rng(seed)``; all indices for ``None``."""
+    if per_class is None:
+        return np.arange(y.size)
+    if int(per_class) < 1:
+        raise ValueError(f"per_class must be a positive integer, got {per_class}")
+    rng = np.random.default_rng(seed)
+    idx = [rng.choice(np.flatnonzero(y == c), min(int(per_class), int((y == c).sum())), replace=False)
+           for c in np.unique(y)]
+    return np.sort(np.concatenate(idx))
+
+
+def _subset_note(per_class, seed) -> str:
+    return "" if per_class is None else f"; {per_class} random samples per class (seed {seed})"
+
+
+def _digits_subset(classes: tuple[int, ...] | None, per_class: int | None = None, seed: int = 0):
     X, y = load_digits(return_X_y=True)
     if classes is not None:
         keep = np.isin(y, classes)
         X, y = X[keep], y[keep]
+    keep = per_class_subset(y, per_class, seed)
+    X, y = X[keep], y[keep]
     prep = "none" if classes is None else f"classes {list(classes)} of load_digits, labels re-coded 0..c-1"
+    prep += _subset_note(per_class, seed)
     return Dataset(X.astype(np.float64), y, {"preprocessing": prep,
                                              "classes_kept": None if classes is None else list(classes)})
 
@@ -48,8 +68,9 @@ for _name, (_cls, _n) in MKC_DIGIT_SETS.items():
     ))
 
 register(DatasetSpec(
-    name="digits", loader=lambda: _digits_subset(None),
-    description="all ten digit classes, 8x8 images", source=SKLEARN.format(fn="load_digits"),
+    name="digits", loader=lambda per_class=None, seed=0: _digits_subset(None, per_class, seed),
+    description="all ten digit classes, 8x8 images (per_class, seed: a stratified random subset)",
+    source=SKLEARN.format(fn="load_digits"),
     citation=DIGITS_CITATION,
 ))
 
@@ -105,8 +126,9 @@ def digit_views(images: np.ndarray) -> tuple[np.ndarray, list[dict]]:
     return np.concatenate([B for _, B in blocks], axis=1), views
 
 
-def _digits_views(classes=None):
-    """``classes``: keep these digits (labels re-coded 0..c-1 in sorted order)."""
+def _digits_views(classes=None, per_class=None, seed=0):
+    """``classes``: keep these digits (labels re-coded 0..c-1 in sorted order); ``per_class`` and
+    ``seed``: a stratified random subset of that many samples per class."""
     d = load_digits()
     X, views = digit_views(d.images)
     y = d.target
@@ -115,6 +137,9 @@ def _digits_views(classes=None):
         keep = np.isin(y, classes)
         X, y = X[keep], y[keep]
         prep += f"; classes {sorted(int(c) for c in classes)}"
+    keep = per_class_subset(y, per_class, seed)
+    X, y = X[keep], y[keep]
+    prep += _subset_note(per_class, seed)
     return Dataset(X, y, {"views": views, "preprocessing": prep})
 
 

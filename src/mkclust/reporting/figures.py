@@ -10,7 +10,8 @@
   line per algorithm; ``loglog: true`` also fits the slope of log time against log x and writes it
   in the legend; ``totals: {label: algorithm}`` sums an algorithm's parameter sets per run (e.g. the
   total time of MMC on K1, K2 and K3).
-- ``heatmap``: a metric over a grid of two parameters of one algorithm, one panel per dataset.
+- ``heatmap``: a metric (or a row of panels per entry of ``metrics``) over a grid of two parameters
+  of one algorithm, one panel per dataset (``datasets`` picks them).
 - ``weights``: learned kernel weights per kernel (view), one bar per configured column, one panel
   per dataset.
 
@@ -179,25 +180,35 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
 
 
 def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
-    metric = spec.get("metric", "acc")
+    """A metric (or each of ``metrics``, one row of panels each) over a grid of two parameters ``x``
+    and ``y`` of one algorithm, mean over seeds, one panel per dataset (``datasets`` picks and
+    orders them; default every dataset with runs)."""
+    metrics = spec.get("metrics") or [spec.get("metric", "acc")]
     df = _selected(results, spec)
     xc, yc = _xcol(df, spec["x"]), _xcol(df, spec["y"])
-    datasets = list(dict.fromkeys(df["dataset"]))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets), 3.2), squeeze=False)
-    for ax, ds in zip(axes[0], datasets):
-        piv = df[df["dataset"] == ds].pivot_table(index=yc, columns=xc, values=metric, aggfunc="mean")
-        im = ax.imshow(piv.to_numpy(), origin="lower", aspect="auto", vmin=0, vmax=1, cmap="viridis")
-        ax.set_xticks(range(piv.shape[1]), [f"{v:g}" if isinstance(v, float) else str(v) for v in piv.columns],
-                      rotation=45, fontsize=7)
-        ax.set_yticks(range(piv.shape[0]), [f"{v:g}" if isinstance(v, float) else str(v) for v in piv.index],
-                      fontsize=7)
-        for (i, j), v in np.ndenumerate(piv.to_numpy()):
-            if not math.isnan(v):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6, color="w")
-        ax.set_xlabel(spec["x"])
-        ax.set_ylabel(spec["y"])
-        ax.set_title(f"{ds}: {metric}", fontsize=9)
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
+    datasets = [d for d in (spec.get("datasets") or dict.fromkeys(df["dataset"])) if (df["dataset"] == d).any()]
+    if not datasets:
+        raise ValueError(f"heatmap: no runs of {spec.get('algorithm')} on the datasets {spec.get('datasets')}")
+    fig, axes = plt.subplots(len(metrics), len(datasets), figsize=(3.6 * len(datasets) + 1.0, 2.9 * len(metrics) + 0.4),
+                             squeeze=False, layout="constrained")
+    for r, metric in enumerate(metrics):
+        for ax, ds in zip(axes[r], datasets):
+            piv = df[df["dataset"] == ds].pivot_table(index=yc, columns=xc, values=metric, aggfunc="mean")
+            im = ax.imshow(piv.to_numpy(), origin="lower", aspect="auto", vmin=0, vmax=1, cmap="viridis")
+            ax.set_xticks(range(piv.shape[1]), [f"{v:g}" if isinstance(v, float) else str(v) for v in piv.columns],
+                          rotation=45, fontsize=7)
+            ax.set_yticks(range(piv.shape[0]), [f"{v:g}" if isinstance(v, float) else str(v) for v in piv.index],
+                          fontsize=7)
+            for (i, j), v in np.ndenumerate(piv.to_numpy()):
+                if not math.isnan(v):
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
+                            color="w" if v < 0.6 else "k")
+            ax.set_xlabel(spec["x"])
+            ax.set_ylabel(spec["y"])
+            ax.set_title(f"{ds}: {metric}", fontsize=9)
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6)
+    if spec.get("title"):
+        fig.suptitle(spec["title"], fontsize=9)
     return fig
 
 
