@@ -187,6 +187,9 @@ def test_batched_grid_is_one_group_and_reuse_joins_results(tiny, tmp_path):
     runs = [Run("e", "KKM", "kkm", "digits1v7", "mkc3", json.dumps({"kernel": k, "n_init": 1}), s, False, "kernel")
             for k in (0, 2) for s in (0, 1)]
     assert len({r.group for r in runs}) == 1 and runs[0].path().endswith("/kernel=each,n_init=1.json")
+    assert Run(**runs[0].spec()) == runs[0] and runs[0].spec()["batch"] == "kernel"
+    plain = Run("e", "KKM", "kkm", "digits1v7", "mkc3", "{}", 0)
+    assert "batch" not in plain.spec() and Run(**plain.spec()) == plain  # unbatched params as before batching
     recs = run_group(runs, tmp_path / "d.npz", tmp_path / "b.npz")
     assert [(r["params"]["kernel"], r["seed"]) for r in recs] == [(0, 0), (0, 1), (2, 0), (2, 1)]
     for run, rec in zip(runs, recs):

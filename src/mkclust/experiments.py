@@ -104,6 +104,12 @@ class Run:
         the values of the batched parameters when the algorithm entry has ``batch``."""
         return (self.experiment, self.algorithm, self.dataset, self.bank, self.group_id)
 
+    def spec(self) -> dict:
+        """The fields that recreate this run (``Run(**spec)``), as the run rule's params. ``batch``
+        is left out when empty, so that groups planned before batching existed keep their params
+        and Snakemake does not rerun them."""
+        return {k: v for k, v in vars(self).items() if k != "batch" or v}
+
     def path(self, data_dir: str = "data") -> str:
         """The group's records file: a JSON list with one run record per seed."""
         return group_path(self.group, data_dir)

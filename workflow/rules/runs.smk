@@ -27,7 +27,7 @@ rule run:
     output:
         f"{DATA}/runs/{{experiment}}/{{algorithm}}/{{dataset}}/{{bank}}/{{param_id}}.json",
     params:
-        runs=lambda wc: [vars(r) for r in group_of(wc)],
+        runs=lambda wc: [r.spec() for r in group_of(wc)],
     threads: lambda wc: 1 if group_of(wc)[0].timing else config.get("run_threads", 1)
     log:
         f"{DATA}/logs/runs/{{experiment}}/{{algorithm}}/{{dataset}}/{{bank}}/{{param_id}}.log",
