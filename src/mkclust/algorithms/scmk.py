@@ -428,7 +428,25 @@ def graph_components(Z: np.ndarray) -> tuple[int, np.ndarray]:
 
 
 class _TwinBase(BaseClusterer):
+    """Parameters and fitting shared by SCSK and SCMK (documented on each)."""
+
     _learn_weights = False
+
+    def __init__(self, n_clusters=8, alpha=1e-5, beta=1e-6, init="identity", max_iter=500, min_iter=10,
+                 tol=1e-3, z_tol=1e-6, z_max_iter=500, labels="kmeans", n_init=100, random_state=None):
+        self.n_clusters = n_clusters
+        self.alpha = alpha
+        self.beta = beta
+        self.init = init
+        self.max_iter = max_iter
+        self.min_iter = min_iter
+        self.tol = tol
+        self.z_tol = z_tol
+        self.z_max_iter = z_max_iter
+        self.labels = labels
+        self.n_init = n_init
+        self.random_state = random_state
+
 
     def _check_params(self):
         if not float(self.alpha) > 0:
@@ -503,21 +521,6 @@ class SCSK(_TwinBase):
 
     input_kind = "kernel"
 
-    def __init__(self, n_clusters=8, alpha=1e-5, beta=1e-6, init="identity", max_iter=500, min_iter=10,
-                 tol=1e-3, z_tol=1e-6, z_max_iter=500, labels="kmeans", n_init=100, random_state=None):
-        self.n_clusters = n_clusters
-        self.alpha = alpha
-        self.beta = beta
-        self.init = init
-        self.max_iter = max_iter
-        self.min_iter = min_iter
-        self.tol = tol
-        self.z_tol = z_tol
-        self.z_max_iter = z_max_iter
-        self.labels = labels
-        self.n_init = n_init
-        self.random_state = random_state
-
     def fit(self, K, y=None):
         return self._fit_bank(self._validate_kernel(K)[None])
 
@@ -536,21 +539,6 @@ class SCMK(_TwinBase):
 
     input_kind = "kernels"
     _learn_weights = True
-
-    def __init__(self, n_clusters=8, alpha=1e-5, beta=1e-6, init="identity", max_iter=500, min_iter=10,
-                 tol=1e-3, z_tol=1e-6, z_max_iter=500, labels="kmeans", n_init=100, random_state=None):
-        self.n_clusters = n_clusters
-        self.alpha = alpha
-        self.beta = beta
-        self.init = init
-        self.max_iter = max_iter
-        self.min_iter = min_iter
-        self.tol = tol
-        self.z_tol = z_tol
-        self.z_max_iter = z_max_iter
-        self.labels = labels
-        self.n_init = n_init
-        self.random_state = random_state
 
     def fit(self, K, y=None):
         return self._fit_bank(self._validate_kernel(K))
