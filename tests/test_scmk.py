@@ -106,6 +106,25 @@ def test_z_step_matches_cvxpy_column_by_column(case, digits17):
     assert rc.objective == pytest.approx(res.objective, rel=1e-9)
 
 
+@pytest.mark.parametrize("max_support", [512, 8])
+def test_z_step_on_a_nearly_identity_kernel_matches_cvxpy(monkeypatch, max_support):
+    """A kernel close to I spreads every column over all samples (dense Z, condition number
+    ~1 / alpha): the polishing step finishes it, per support or (max_support = 8) by the shared
+    full-support solve."""
+    import mkclust.algorithms.scmk as scmk
+
+    monkeypatch.setattr(scmk, "POLISH_MAX_SUPPORT", max_support)
+    G, _ = three_blobs(n=40)
+    K = 0.97 * np.eye(40) + 0.03 * G
+    B = 0.5 * 1e-4 * pairwise_sq(p_step(np.random.default_rng(6).uniform(size=(40, 40)), 3)[0])
+    res = z_step(K, B, 1e-3, np.eye(40), tol=1e-10, max_iter=20000)
+    assert res.converged and (res.Z > 0).sum(axis=0).min() > 30
+    Zc, obj_c = cvxpy_columns(K, B, 1e-3)
+    assert np.abs(res.Z - Zc).max() <= 1e-5
+    ours = column_objectives(K, B, 1e-3, res.Z)
+    assert np.abs(ours - obj_c).max() <= 1e-7 * obj_c.max()
+
+
 def test_z_step_never_returns_worse_than_its_start_and_certifies_its_gap():
     K, _ = three_blobs(n=40)
     n = K.shape[0]

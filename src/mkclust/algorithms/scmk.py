@@ -235,8 +235,8 @@ def _times(X: np.ndarray, K: np.ndarray) -> np.ndarray:
     return X @ K
 
 
-#: columns with larger supports are left to FISTA by the polishing step (its cost is O(s^3) a column)
-POLISH_MAX_SUPPORT = 128
+#: columns with larger supports are polished by the shared full-support solve (:func:`_polish_full`)
+POLISH_MAX_SUPPORT = 512
 
 
 def _row_objectives(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
@@ -246,13 +246,27 @@ def _row_objectives(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray,
 
 def _polish(X: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float) -> tuple[np.ndarray, bool]:
     """Solve every column's problem exactly on its current support (see :func:`z_step`); keep a
-    column's solution where it is non-negative and lowers that column's objective."""
-    supp = X > 0
-    size = supp.sum(axis=1)
+    column's solution where it is non-negative and lowers that column's objective. Columns are
+    solved in chunks of similar support size (one batched ``numpy.linalg.solve`` a chunk, at most
+    ~16 M matrix entries); supports above ``POLISH_MAX_SUPPORT`` go to :func:`_polish_full`."""
+    size = (X > 0).sum(axis=1)
+    X, improved = _polish_full(X, K, B, alpha, size > POLISH_MAX_SUPPORT)
     rows = np.flatnonzero((size > 1) & (size <= POLISH_MAX_SUPPORT))
-    if rows.size == 0:
-        return X, False
-    s = int(size[rows].max())
+    rows = rows[np.argsort(size[rows], kind="stable")]
+    start = 0
+    while start < rows.size:  # a loop over chunks of columns, each solved in one batch
+        stop = start + 1
+        while stop < rows.size and (stop - start + 1) * int(size[rows[stop]]) ** 2 <= 16_000_000:
+            stop += 1
+        X, better = _polish_rows(X, K, B, alpha, rows[start:stop])
+        improved |= better
+        start = stop
+    return X, improved
+
+
+def _polish_rows(X: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float, rows: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The exact support solve for the given rows (columns of Z), padded to their largest support."""
+    s = int((X[rows] > 0).sum(axis=1).max())
     Xr = X[rows]
     idx = np.argsort(-Xr, axis=1, kind="stable")[:, :s]          # the support first, then padding
     mask = np.take_along_axis(Xr, idx, axis=1) > 0
@@ -286,6 +300,39 @@ def _polish(X: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float) -> tuple[
         return X, False
     X = X.copy()
     X[rows[better]] = cand[better]
+    return X, True
+
+
+def _polish_full(X: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float, rows: np.ndarray) -> tuple[np.ndarray, bool]:
+    """For the columns with large supports (a nearly-identity kernel spreads every column over all
+    samples): the minimiser on the whole affine hull sum z = 1, z = M^-1 (2K - B)_i + lambda_i M^-1 1
+    with M = 2 (alpha I + K), from one Cholesky factorisation shared by all columns; kept where it
+    is non-negative (then it is the optimum) and lowers the column's objective."""
+    if not rows.any():
+        return X, False
+    idx = np.flatnonzero(rows)
+    n = K.shape[0]
+    M = 2.0 * K
+    M[np.diag_indices(n)] += 2.0 * alpha
+    try:
+        cho = scipy.linalg.cho_factor(M, check_finite=False)
+    except np.linalg.LinAlgError:
+        return X, False
+    A = scipy.linalg.cho_solve(cho, (2.0 * K - B)[:, idx], check_finite=False)   # columns of Z
+    u = scipy.linalg.cho_solve(cho, np.ones(n), check_finite=False)
+    lam = (1.0 - A.sum(axis=0)) / u.sum()
+    cand = (A + u[:, None] * lam[None, :]).T                                      # rows = columns of Z
+    ok = (cand >= 0).all(axis=1)
+    if not ok.any():
+        return X, False
+    Xr = X[idx]
+    new = _row_objectives(cand, cand @ K, K[idx], B[idx], alpha)
+    cur = _row_objectives(Xr, Xr @ K, K[idx], B[idx], alpha)
+    better = ok & (new < cur)
+    if not better.any():
+        return X, False
+    X = X.copy()
+    X[idx[better]] = cand[better]
     return X, True
 
 
