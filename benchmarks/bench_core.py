@@ -12,12 +12,11 @@ Usage: ``python benchmarks/bench_core.py [--n 1440] [--d 1024] [--c 20] [--repea
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import time
 
 import numpy as np
 
+from _common import emit  # benchmarks/_common.py
 from mkclust.algorithms.kmeans import cluster_distances, kernel_kmeans
 from mkclust.kernels import build_bank, gram
 
@@ -30,11 +29,6 @@ def best_of(fn, repeat):
         times.append(time.perf_counter() - t)
     return min(times), float(np.median(times)), out
 
-
-def emit(**rec):
-    rec.setdefault("python", platform.python_version())
-    rec.setdefault("numpy", np.__version__)
-    print(json.dumps(rec), flush=True)
 
 
 def main(argv=None):

@@ -13,22 +13,15 @@ Usage: ``python benchmarks/bench_rmkkm.py [--n 1440] [--c 20] [--iters 10]``
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_info
 
+from _common import emit  # benchmarks/_common.py
 from mkclust.algorithms import AASC, MKKM
 from mkclust.algorithms.rmkkm import robust_mkkm
 from mkclust.kernels import build_bank
 
-
-def emit(**rec):
-    rec.update(python=platform.python_version(), numpy=np.__version__,
-               blas_threads=max((p["num_threads"] for p in threadpool_info()), default=None))
-    print(json.dumps(rec), flush=True)
 
 
 def main(argv=None):

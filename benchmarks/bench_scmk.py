@@ -19,24 +19,17 @@ Usage: ``python benchmarks/bench_scmk.py [--iters 12] [--cvxpy-columns 400] [--d
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import time
 
 import cvxpy as cp
 import numpy as np
-from threadpoolctl import threadpool_info
 
+from _common import emit  # benchmarks/_common.py
 from mkclust.algorithms import SCMK
 from mkclust.algorithms.scmk import double_centre, p_step, pairwise_sq, z_step
 from mkclust.datasets import load
 from mkclust.kernels import build_bank
 
-
-def emit(**rec):
-    rec.update(python=platform.python_version(), numpy=np.__version__,
-               blas_threads=max((p["num_threads"] for p in threadpool_info()), default=None))
-    print(json.dumps(rec), flush=True)
 
 
 def bank(name: str, n: int, d: int, c: int, real: bool):
@@ -77,7 +70,8 @@ def main(argv=None):
     Kw = np.tensordot(w, Kc, axes=1)
     alpha, beta = 1e-3, 1e-6
     rng = np.random.default_rng(0)
-    B = 0.5 * beta * pairwise_sq(p_step(project(rng, n), c)[0])
+    Z = rng.uniform(size=(n, n))  # a stand-in Z for the P of the timed Z-step
+    B = 0.5 * beta * pairwise_sq(p_step(Z / Z.sum(axis=0), c)[0])
     t = time.perf_counter()
     res = z_step(Kw, B, alpha, np.eye(n), tol=1e-6, max_iter=5000)
     batched = time.perf_counter() - t
@@ -104,12 +98,6 @@ def main(argv=None):
          cvxpy_seconds_all_columns=round(per_col * n, 2), speedup=round(per_col * n / batched, 1),
          max_abs_dz=float(np.abs(res.Z[:, cols] - Zc).max()),
          objective_rel_diff=float((ours.sum() - theirs.sum()) / theirs.sum()))
-
-
-def project(rng, n):
-    """A random column-stochastic matrix (a stand-in Z for the P of the timed Z-step)."""
-    Z = rng.uniform(size=(n, n))
-    return Z / Z.sum(axis=0, keepdims=True)
 
 
 if __name__ == "__main__":

@@ -167,11 +167,14 @@ class Plan:
         ones it ``reuse``s (their runs are theirs; reusing adds no runs)."""
         return [experiment, *self.config["experiments"][experiment].get("reuse", [])]
 
+    def results_path(self, experiment: str) -> str:
+        return f"{self.data_dir}/results/{experiment}.csv"
+
     def source_results(self, experiment: str) -> list[str]:
-        return [f"{self.data_dir}/results/{e}.csv" for e in self.sources(experiment)]
+        return [self.results_path(e) for e in self.sources(experiment)]
 
     def results_targets(self) -> list[str]:
-        return [f"{self.data_dir}/results/{e}.csv" for e in self.config.get("experiments", {})]
+        return [self.results_path(e) for e in self.config.get("experiments", {})]
 
 
 #: parameters the runner consumes (not passed to the estimator), and the input kinds that take them:
@@ -430,19 +433,19 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     ds = Dataset.load(dataset_path)
     input_kind = ALGORITHMS[runs[0].estimator].input_kind
     bank = None if input_kind == "features" else KernelBank.load(bank_path)
-    records = []
+    records, built = [], None  # built: (the pseudo-parameters, the input they select, its name)
     for k, run in enumerate(runs):
-        if k == 0 or run.params_json != runs[k - 1].params_json:  # a new parameter set: its input
-            params = run.params
-            pseudo = {key: params.pop(key) for key in PSEUDO_PARAMS if key in params}
-            params.setdefault("n_clusters", ds.n_classes)
-            kernel_name = None
+        params = run.params
+        pseudo = {key: params.pop(key) for key in PSEUDO_PARAMS if key in params}
+        params.setdefault("n_clusters", ds.n_classes)
+        if built is None or built[0] != pseudo:  # a new input (a batch over alpha, beta reuses it)
             if input_kind == "features":
-                data = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
+                built = (pseudo, ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, None)
             elif input_kind == "kernel":
-                data, kernel_name = select_kernel(bank, pseudo.get("kernel"))
+                built = (pseudo, *select_kernel(bank, pseudo.get("kernel")))
             else:
-                data, kernel_name = _bank_input(bank, input_kind, pseudo)
+                built = (pseudo, *_bank_input(bank, input_kind, pseudo))
+        _, data, kernel_name = built
         log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
         est = get_estimator(run.estimator, random_state=run.seed, **params)
         records.append(_fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset")))

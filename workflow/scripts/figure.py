@@ -3,13 +3,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
-import pandas as pd  # noqa: E402
-
 from mkclust._jobs import job  # noqa: E402
-from mkclust.reporting import make_figure, save_figure  # noqa: E402
+from mkclust.reporting import make_figure, read_results, save_figure  # noqa: E402
 
 with job(snakemake, "figure"):  # noqa: F821
     spec = {"datasets": snakemake.params.datasets, **snakemake.params.spec}  # noqa: F821
-    results = pd.concat([pd.read_csv(f) for f in snakemake.input], ignore_index=True)  # noqa: F821
-    fig = make_figure(results, spec)
+    fig = make_figure(read_results(snakemake.input), spec)  # noqa: F821
     save_figure(fig, snakemake.output.png[: -len(".png")])  # noqa: F821

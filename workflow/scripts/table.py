@@ -3,15 +3,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
-import pandas as pd  # noqa: E402
-
 from mkclust._jobs import job  # noqa: E402
-from mkclust.reporting import build_table, write_table  # noqa: E402
+from mkclust.reporting import build_table, read_results, write_table  # noqa: E402
 
 with job(snakemake, "table") as log:  # noqa: F821
     spec = snakemake.params.spec  # noqa: F821
-    results = pd.concat([pd.read_csv(f) for f in snakemake.input], ignore_index=True)  # noqa: F821
-    tidy = build_table(results, spec, snakemake.params.datasets)  # noqa: F821
+    tidy = build_table(read_results(snakemake.input), spec, snakemake.params.datasets)  # noqa: F821
     base = snakemake.output.csv[: -len(".csv")]  # noqa: F821
     write_table(tidy, base, spec.get("title", Path(base).name))
     log.info("%d cells", len(tidy))

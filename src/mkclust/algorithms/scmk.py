@@ -86,14 +86,10 @@ def project_rows_to_simplex(V: np.ndarray, top: int = 64) -> np.ndarray:
     V = np.asarray(V, dtype=np.float64)
     d = V.shape[-1]
     if V.ndim != 2 or top >= d:
-        return _project_sorted(V, -np.sort(-V, axis=-1))
-    theta = np.empty(V.shape[0])
-    U = -np.sort(-np.partition(V, d - top, axis=1)[:, d - top:], axis=1)
-    th, rho = _threshold(U)
-    ok = rho < top  # the (top+1)-th entry fails the condition, so every later one does too
-    theta[ok] = th[ok]
-    if not ok.all():
-        bad = np.flatnonzero(~ok)
+        return np.maximum(V - _threshold(-np.sort(-V, axis=-1))[0][..., None], 0.0)
+    theta, rho = _threshold(-np.sort(-np.partition(V, d - top, axis=1)[:, d - top:], axis=1))
+    bad = np.flatnonzero(rho >= top)  # rho < top: the (top+1)-th entry fails, so every later one does
+    if bad.size:
         theta[bad] = _threshold(-np.sort(-V[bad], axis=1))[0]
     return np.maximum(V - theta[:, None], 0.0)
 
@@ -106,10 +102,6 @@ def _threshold(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rho = np.count_nonzero(U * k > css, axis=-1)  # the condition holds exactly for k <= rho
     theta = np.take_along_axis(css, (rho - 1)[..., None], axis=-1)[..., 0] / rho
     return theta, rho
-
-
-def _project_sorted(V: np.ndarray, U: np.ndarray) -> np.ndarray:
-    return np.maximum(V - _threshold(U)[0][..., None], 0.0)
 
 
 @dataclass
@@ -149,11 +141,9 @@ def z_step(K: np.ndarray, B: np.ndarray, alpha: float, Z0: np.ndarray, tol: floa
     value restart (O'Donoghue and Candes 2015): a step that raises J is discarded and the momentum
     reset, so J never increases and the result is never worse than ``Z0``.
 
-    Support polishing (an active-set finish): once the support of Z has not changed for 3
-    iterations (and at most every ``polish_every`` iterations), each column's problem is solved
-    exactly on its current support S (the KKT system [2(alpha I + K_SS), -1; 1', 0], one batched
-    ``numpy.linalg.solve`` for all columns with |S| <= 128, a column kept where its solution is
-    non-negative and lowers its objective); the polished Z is taken only if it passes the
+    Support polishing (an active-set finish, :func:`_polish`): once the support of Z has not changed
+    for 2 iterations (and at most every ``polish_every`` iterations), each column's problem is
+    solved exactly on its current support; the polished Z is taken only if it passes the
     convergence test, so it never disturbs the FISTA sequence. Projected-gradient steps identify the
     optimal support long before they reach the optimum on it: for the papers' alpha ~ 1e-5 the
     condition number lambda_max(K) / alpha is 1e4-1e8. ``polish_every=0`` turns polishing off.
@@ -207,7 +197,7 @@ def z_step(K: np.ndarray, B: np.ndarray, alpha: float, Z0: np.ndarray, tol: floa
         converged = gap <= tol * f
         if not converged and polish_every and stable >= 2 and it - polished >= polish_every:
             polished = it
-            Xp, improved = _polish(X, K, B, alpha)
+            Xp, improved = _polish(X, XK, K, B, alpha)
             if improved:  # exact on every column's current support: keep it only if that finishes
                 XpK = _times(Xp, K)
                 Gp = grad(Xp, XpK)
@@ -235,7 +225,7 @@ def _times(X: np.ndarray, K: np.ndarray) -> np.ndarray:
     return X @ K
 
 
-#: columns with larger supports are polished by the shared full-support solve (:func:`_polish_full`)
+#: columns with larger supports are polished by the shared affine-hull solve (:func:`_affine_solve`)
 POLISH_MAX_SUPPORT = 512
 
 
@@ -244,96 +234,81 @@ def _row_objectives(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray,
     return np.einsum("ij,ij->i", X, alpha * X + XK - 2.0 * K + B)
 
 
-def _polish(X: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float) -> tuple[np.ndarray, bool]:
-    """Solve every column's problem exactly on its current support (see :func:`z_step`); keep a
-    column's solution where it is non-negative and lowers that column's objective. Columns are
-    solved in chunks of similar support size (one batched ``numpy.linalg.solve`` a chunk, at most
-    ~16 M matrix entries); supports above ``POLISH_MAX_SUPPORT`` go to :func:`_polish_full`."""
+def _polish(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float) -> tuple[np.ndarray, bool]:
+    """Solve every column's problem exactly on its current support S: the KKT system
+    [2(alpha I + K_SS), -1; 1', 0] for |S| <= ``POLISH_MAX_SUPPORT`` (:func:`_support_solve`, in
+    chunks of similar support size), one shared Cholesky solve on the whole affine hull above
+    (:func:`_affine_solve`). A column's solution replaces it where it is non-negative (then it is
+    the optimum on S) and lowers that column's objective. Returns (X, whether any column changed)."""
     size = (X > 0).sum(axis=1)
-    X, improved = _polish_full(X, K, B, alpha, size > POLISH_MAX_SUPPORT)
     rows = np.flatnonzero((size > 1) & (size <= POLISH_MAX_SUPPORT))
     rows = rows[np.argsort(size[rows], kind="stable")]
+    pieces = [_affine_solve(K, B, alpha, np.flatnonzero(size > POLISH_MAX_SUPPORT))]
     start = 0
     while start < rows.size:  # a loop over chunks of columns, each solved in one batch
         stop = start + 1
         while stop < rows.size and (stop - start + 1) * int(size[rows[stop]]) ** 2 <= 16_000_000:
             stop += 1
-        X, better = _polish_rows(X, K, B, alpha, rows[start:stop])
-        improved |= better
+        pieces.append(_support_solve(X, K, B, alpha, rows[start:stop]))
         start = stop
-    return X, improved
+    idx = np.concatenate([r for r, _ in pieces])
+    if idx.size == 0:
+        return X, False
+    cand = np.concatenate([c for _, c in pieces])
+    ok = (cand >= 0).all(axis=1) & np.isfinite(cand).all(axis=1)
+    new = _row_objectives(cand, _times(cand, K), K[idx], B[idx], alpha)
+    better = ok & (new < _row_objectives(X[idx], XK[idx], K[idx], B[idx], alpha))
+    if not better.any():
+        return X, False
+    X = X.copy()
+    X[idx[better]] = cand[better]
+    return X, True
 
 
-def _polish_rows(X: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float, rows: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The exact support solve for the given rows (columns of Z), padded to their largest support."""
-    s = int((X[rows] > 0).sum(axis=1).max())
+def _support_solve(X: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float, rows: np.ndarray):
+    """(rows, candidates): each row's (column's) minimiser on the affine hull of its support, padded
+    to the chunk's largest support; NaN rows where a system is singular."""
     Xr = X[rows]
+    s = int((Xr > 0).sum(axis=1).max())
     idx = np.argsort(-Xr, axis=1, kind="stable")[:, :s]          # the support first, then padding
     mask = np.take_along_axis(Xr, idx, axis=1) > 0
     r = rows.size
     A = np.zeros((r, s + 1, s + 1))
     Kss = K[idx[:, :, None], idx[:, None, :]]
-    both = mask[:, :, None] & mask[:, None, :]
-    A[:, :s, :s] = np.where(both, 2.0 * Kss, 0.0)
+    A[:, :s, :s] = np.where(mask[:, :, None] & mask[:, None, :], 2.0 * Kss, 0.0)
     diag = np.arange(s)
     A[:, diag, diag] = np.where(mask, 2.0 * alpha + 2.0 * Kss[:, diag, diag], 1.0)  # padding: z = 0
     A[:, :s, s] = -mask.astype(np.float64)
     A[:, s, :s] = mask
     lin = np.take_along_axis(B[rows], idx, axis=1) - 2.0 * np.take_along_axis(K[rows], idx, axis=1)
     rhs = np.concatenate([np.where(mask, -lin, 0.0), np.ones((r, 1))], axis=1)
+    cand = np.zeros_like(Xr)
     try:
         sol = np.linalg.solve(A, rhs[:, :, None])[:, :s, 0]
     except np.linalg.LinAlgError:
-        return X, False
-    sol = np.where(mask, sol, 0.0)
-    cand = np.zeros_like(Xr)
-    np.put_along_axis(cand, idx, sol, axis=1)
-    ok = (sol >= 0).all(axis=1) & np.isfinite(sol).all(axis=1)
-    if not ok.any():
-        return X, False
-    quad = lambda V, Vss: np.einsum("rs,rst,rt->r", V, Vss, V)  # noqa: E731
-    new = alpha * (sol * sol).sum(axis=1) + quad(sol, np.where(both, Kss, 0.0)) + (lin * sol).sum(axis=1)
-    cur_sol = np.take_along_axis(Xr, idx, axis=1)
-    cur = alpha * (cur_sol * cur_sol).sum(axis=1) + quad(cur_sol, np.where(both, Kss, 0.0)) + (lin * cur_sol).sum(axis=1)
-    better = ok & (new < cur)
-    if not better.any():
-        return X, False
-    X = X.copy()
-    X[rows[better]] = cand[better]
-    return X, True
+        return rows, np.full_like(Xr, np.nan)
+    np.put_along_axis(cand, idx, np.where(mask, sol, 0.0), axis=1)
+    return rows, cand
 
 
-def _polish_full(X: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float, rows: np.ndarray) -> tuple[np.ndarray, bool]:
-    """For the columns with large supports (a nearly-identity kernel spreads every column over all
-    samples): the minimiser on the whole affine hull sum z = 1, z = M^-1 (2K - B)_i + lambda_i M^-1 1
-    with M = 2 (alpha I + K), from one Cholesky factorisation shared by all columns; kept where it
-    is non-negative (then it is the optimum) and lowers the column's objective."""
-    if not rows.any():
-        return X, False
-    idx = np.flatnonzero(rows)
+def _affine_solve(K: np.ndarray, B: np.ndarray, alpha: float, rows: np.ndarray):
+    """(rows, candidates) for columns with large supports (a nearly-identity kernel spreads every
+    column over all samples): the minimiser on the whole affine hull sum z = 1,
+    z = M^-1 (2K - B)_i + lambda_i M^-1 1 with M = 2 (alpha I + K), from one Cholesky factorisation
+    shared by all of them."""
     n = K.shape[0]
+    if rows.size == 0:
+        return rows, np.zeros((0, n))
     M = 2.0 * K
     M[np.diag_indices(n)] += 2.0 * alpha
     try:
         cho = scipy.linalg.cho_factor(M, check_finite=False)
     except np.linalg.LinAlgError:
-        return X, False
-    A = scipy.linalg.cho_solve(cho, (2.0 * K - B)[:, idx], check_finite=False)   # columns of Z
+        return rows, np.full((rows.size, n), np.nan)
+    A = scipy.linalg.cho_solve(cho, (2.0 * K - B)[:, rows], check_finite=False)   # columns of Z
     u = scipy.linalg.cho_solve(cho, np.ones(n), check_finite=False)
     lam = (1.0 - A.sum(axis=0)) / u.sum()
-    cand = (A + u[:, None] * lam[None, :]).T                                      # rows = columns of Z
-    ok = (cand >= 0).all(axis=1)
-    if not ok.any():
-        return X, False
-    Xr = X[idx]
-    new = _row_objectives(cand, cand @ K, K[idx], B[idx], alpha)
-    cur = _row_objectives(Xr, Xr @ K, K[idx], B[idx], alpha)
-    better = ok & (new < cur)
-    if not better.any():
-        return X, False
-    X = X.copy()
-    X[idx[better]] = cand[better]
-    return X, True
+    return rows, (A + u[:, None] * lam[None, :]).T                                # rows = columns of Z
 
 
 def _lambda_max(K: np.ndarray) -> float:
@@ -436,16 +411,16 @@ def twin_learning(Kc: np.ndarray, n_clusters: int, alpha: float, beta: float, le
     P, _ = p_step(Z, n_clusters)                                 # Eq. 8
     # L(Z0) = 0 (Z0 = I): every P is optimal, none carries information; the rank term is left out of
     # the first Z-step instead of letting the eigensolver's arbitrary basis steer it (module docstring)
-    uninformative = not laplacian(Z).any()
+    B = np.zeros((n, n)) if not laplacian(Z).any() else (0.5 * beta) * pairwise_sq(P)  # beta/2 d_i, Eq. 9
+    # one kernel: K_w never changes, nor does the Z-step's Lipschitz constant
+    lipschitz = None if learn_weights else 2.0 * (alpha + _lambda_max(Kc[0]))
     trace, z_iters, z_gaps, seconds = [], [], [], []
     converged = False
     it = 0
     for it in range(1, int(max_iter) + 1):
         t0 = time.perf_counter()
-        Kw = np.tensordot(w, Kc, axes=1)                         # Eq. 17
-        B = np.zeros((n, n)) if uninformative else (0.5 * beta) * pairwise_sq(P)  # beta/2 d_i, Eq. 9, 11
-        uninformative = False
-        res = z_step(Kw, B, alpha, Z, tol=z_tol, max_iter=z_max_iter)   # Eq. 11, all columns
+        Kw = np.tensordot(w, Kc, axes=1) if learn_weights else Kc[0]   # Eq. 17
+        res = z_step(Kw, B, alpha, Z, tol=z_tol, max_iter=z_max_iter, lipschitz=lipschitz)  # Eq. 11
         Z_old, Z = Z, res.Z
         if learn_weights:
             h = reconstruction_errors(Kc, Z)                     # Eq. 20
@@ -454,6 +429,7 @@ def twin_learning(Kc: np.ndarray, n_clusters: int, alpha: float, beta: float, le
         else:
             fit_terms = res.objective - float(np.vdot(B, Z))
         P, lam_sum = p_step(Z, n_clusters)                       # Eq. 8, for the next iteration
+        B = (0.5 * beta) * pairwise_sq(P)
         J = fit_terms + beta * lam_sum                           # J(Z_k, P_k+1, w_k)
         trace.append(J)
         z_iters.append(res.n_iter)
@@ -493,7 +469,6 @@ class _TwinBase(BaseClusterer):
         self.labels = labels
         self.n_init = n_init
         self.random_state = random_state
-
 
     def _check_params(self):
         if not float(self.alpha) > 0:

@@ -179,6 +179,10 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     return fig
 
 
+def _tick(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
 def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
     """A metric (or each of ``metrics``, one row of panels each) over a grid of two parameters ``x``
     and ``y`` of one algorithm, mean over seeds, one panel per dataset (``datasets`` picks and
@@ -195,10 +199,8 @@ def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
         for ax, ds in zip(axes[r], datasets):
             piv = df[df["dataset"] == ds].pivot_table(index=yc, columns=xc, values=metric, aggfunc="mean")
             im = ax.imshow(piv.to_numpy(), origin="lower", aspect="auto", vmin=0, vmax=1, cmap="viridis")
-            ax.set_xticks(range(piv.shape[1]), [f"{v:g}" if isinstance(v, float) else str(v) for v in piv.columns],
-                          rotation=45, fontsize=7)
-            ax.set_yticks(range(piv.shape[0]), [f"{v:g}" if isinstance(v, float) else str(v) for v in piv.index],
-                          fontsize=7)
+            ax.set_xticks(range(piv.shape[1]), [_tick(v) for v in piv.columns], rotation=45, fontsize=7)
+            ax.set_yticks(range(piv.shape[0]), [_tick(v) for v in piv.index], fontsize=7)
             for (i, j), v in np.ndenumerate(piv.to_numpy()):
                 if not math.isnan(v):
                     ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,

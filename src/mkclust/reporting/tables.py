@@ -25,6 +25,11 @@ SEED_RULES = ("mean", "best_objective")
 PARAM_RULES = ("only", "mean", "best_param_by_metric")
 
 
+def read_results(paths) -> pd.DataFrame:
+    """The rows of one or more results tables (an experiment's and those it reuses), as one frame."""
+    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+
+
 def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame:
     """One row per param_id: value and std of each metric after the seed rule."""
     rows = []
