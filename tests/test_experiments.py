@@ -113,7 +113,13 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
     (lambda c: c["experiments"]["tiny_scmk"].update(reuse=["tiny_scmk"]), "'tiny_scmk' is not another experiment"),
     (lambda c: c["experiments"]["tiny_scmk"]["algorithms"].update(KKM={"algorithm": "kkm", "params": {"kernel": 0}}),
      r"label\(s\) \['KKM'\] exist in both tiny_scmk and tiny_rmkkm"),
-    (lambda c: c["experiments"]["tiny_scmk"].pop("reuse"), "column refers to algorithm 'KKM'"),
+    (lambda c: c["experiments"]["tiny_scmk"].pop("reuse"), "refers to algorithm 'KKM'"),
+    (lambda c: c["experiments"]["tiny_timing"]["figures"]["mkc_vs_mmc"].update(algorithm=["MKC", "CPMMC"]),
+     r"mkc_vs_mmc: refers to algorithm 'CPMMC'"),
+    (lambda c: c["experiments"]["tiny_timing"]["figures"]["mkc_vs_mmc"].update(totals={"t": "MMCX"}),
+     "refers to algorithm 'MMCX'"),
+    (lambda c: c["experiments"]["tiny"]["tables"]["table3"].update(datasets=["ringnorm_400"]),
+     r"table3: datasets \['ringnorm_400'\] are not datasets of experiments.tiny"),
 ])
 def test_plan_rejects_bad_configs_naming_the_key(tiny, mutate, match):
     mutate(tiny)

@@ -56,7 +56,15 @@ def test_scmk12_rescaled(X):
 
 def test_mkc3_defaults(X):
     b = build_bank("mkc3", X)
-    np.testing.assert_allclose(np.trace(b.K, axis1=1, axis2=2), X.shape[0])  # trace-normalised
+    n = X.shape[0]
+    H = np.eye(n) - 1.0 / n
+    np.testing.assert_allclose([np.trace(H @ K @ H) for K in b.K], n)  # the centred kernels have trace n
+    # the scale is the only change: each kernel is a positive multiple of the raw one
+    raw2 = build_bank("mkc3", X, normalize="none")
+    ratio = b.K / raw2.K
+    np.testing.assert_allclose(ratio, ratio[:, :1, :1] * np.ones_like(ratio), rtol=1e-10)
+    with pytest.raises(ValueError, match="centred trace"):
+        kernels.normalize_centered_trace(np.ones((4, 4)))
     raw = build_bank("mkc3", X, d=3, sigma=50.0, normalize="none")
     np.testing.assert_allclose(raw.K[1], (1 + X @ X.T) ** 3, rtol=1e-12)
     D = ((X[:, None] - X[None]) ** 2).sum(-1)

@@ -65,8 +65,22 @@ def test_tables_and_figures_written(done):
         assert (done / f"figures/tinypaper/{f}.png").read_bytes()[:4] == b"\x89PNG"
         assert (done / f"figures/tinypaper/{f}.pdf").read_bytes()[:4] == b"%PDF"
     res = pd.read_csv(done / "data/results/tiny.csv")
-    assert len(res) == 4 + 8 + 4  # KM, KKM, NC runs
+    assert len(res) == 4 + 8 + 4 + 2  # KM, KKM, NC, MKC and MKC-subset runs
     assert res["acc"].between(0, 1).all()
+
+
+def test_mkc_table3_subset_and_timing_totals(done):
+    # a table's own datasets; fit_subset labels every sample of the set from a model fitted on 100
+    t = pd.read_csv(done / "figures/tinypaper/table3.csv")
+    assert set(t["dataset"]) == {"ringnorm_200"} and set(t["column"]) == {"whole", "subset"}
+    sub = json.loads(next((done / "data/runs/tiny/MKC-subset").rglob("*.json")).read_text())[0]
+    assert len(sub["labels"]) == 200 and sub["params"]["fit_subset"] == 100
+    res = pd.read_csv(done / "data/results/tiny_timing.csv")
+    mmc = res[res["algorithm"] == "MMC"]
+    assert len(mmc) == 12 and set(mmc["param.kernel"]) == {0, 1, 2}  # 3 kernels x 2 sets x 2 seeds
+    assert (res.loc[res["algorithm"] == "MKC", "diag.avg_cccp_iterations"] >= 1).all()
+    for f in ("mkc_vs_mmc", "cccp"):
+        assert (done / f"figures/tinypaper/{f}.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_rmkkm_table_and_gamma_figure(done):
@@ -116,7 +130,7 @@ def test_scmk_outputs_batches_and_reuse(done):
 
 
 def test_run_records_timing_and_logs(done):
-    groups = list((done / "data/runs/tiny_timing").rglob("*.json"))
+    groups = list((done / "data/runs/tiny_timing/KKM").rglob("*.json"))
     assert len(groups) == 2  # one records file per data set, each holding its two seeds
     recs = [r for p in groups for r in json.loads(p.read_text())]
     assert len(recs) == 4 and sorted(r["seed"] for r in recs) == [0, 0, 1, 1]
@@ -134,7 +148,7 @@ def test_banks_protected_and_loadable(done):
     from mkclust.kernels import KernelBank
 
     banks = list((done / "data/kernels").rglob("*.npz"))
-    assert len(banks) == 6  # mkc3 on 3 data sets, widths on 2, views on 1
+    assert len(banks) == 8  # mkc3 on 3 data sets, mkc3_r10 on 2, widths on 2, views on 1
     for b in banks:
         assert not b.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH), f"{b} is writable"
         K = KernelBank.load(b).gram()
@@ -179,12 +193,12 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
     done_runs = list((wd / "data/runs").rglob("*.json"))
     for p in done_runs:
         assert all("metrics" in r for r in json.loads(p.read_text()))  # complete, never truncated
-    assert len(done_runs) < 28
+    assert len(done_runs) < 34
     # a killed Snakemake keeps its lock: the documented recovery is --unlock, then --rerun-incomplete
     smk(wd, "--unlock")
     smk(wd, "--rerun-incomplete")
     assert (wd / "figures/tinypaper/table2.csv").exists()
-    assert len(list((wd / "data/runs").rglob("*.json"))) == 28  # groups: KM 2, KKM 4, NC 4, timing 2, rmkkm 8, gumkl 6, scmk 2
+    assert len(list((wd / "data/runs").rglob("*.json"))) == 34  # groups: KM 2, KKM 4, NC 4, MKC 2, timing 2 + 4, rmkkm 8, gumkl 6, scmk 2
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(wd, "-n"))
 
 

@@ -320,10 +320,16 @@ def _check_outputs(p: Plan) -> None:
                                       "names must be unique within a paper")
                 owners[key] = f"experiments.{exp}"
                 spec = spec or {}
-                for col in [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]:
-                    if col.get("algorithm", "") not in known:
-                        raise ConfigError(f"{where}: column refers to algorithm {col.get('algorithm')!r}, "
-                                          f"not one of {sorted(known)}")
+                named = [col.get("algorithm", "") for col in
+                         [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]]
+                algs = spec.get("algorithm", [])
+                named += [*(algs if isinstance(algs, list) else [algs]), *(spec.get("totals") or {}).values()]
+                for alg in named:
+                    if alg not in known:
+                        raise ConfigError(f"{where}: refers to algorithm {alg!r}, not one of {sorted(known)}")
+                extra = sorted(set(spec.get("datasets") or []) - set(e["datasets"]))
+                if extra:
+                    raise ConfigError(f"{where}: datasets {extra} are not datasets of experiments.{exp}")
 
 
 def _bank_options(spec: dict) -> dict:

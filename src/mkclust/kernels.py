@@ -142,6 +142,19 @@ def normalize_trace(K: np.ndarray) -> np.ndarray:
     return K * (K.shape[0] / t)
 
 
+def normalize_centered_trace(K: np.ndarray) -> np.ndarray:
+    """Scale K so that its *centred* form H K H (H = I - 11'/n) has trace n: the mean squared
+    distance of the feature vectors from their mean is 1. tr(H K H) = tr(K) - 1'K1 / n, so no
+    centred copy is formed. Where a model has a free bias or a balance constraint on the summed
+    scores (MKC), the feature-space mean is absorbed and this is the scale that compares kernels:
+    a wide Gaussian kernel has trace n but most of it in the constant direction."""
+    n = K.shape[0]
+    t = np.trace(K) - K.sum() / n
+    if not t > 0:
+        raise ValueError("cannot normalise a kernel whose centred trace is not positive (a constant kernel)")
+    return K * (n / t)
+
+
 def rescale_max(K: np.ndarray) -> np.ndarray:
     """Divide by the largest absolute entry: entries in [-1, 1], in [0, 1] for a non-negative
     kernel; a positive scale, so PSD is kept."""
@@ -160,6 +173,7 @@ NORMALIZATIONS: dict[str, Callable[[np.ndarray], np.ndarray] | None] = {
     "none": None,
     "unit_diag": normalize_unit_diagonal,
     "trace": normalize_trace,
+    "center_trace": normalize_centered_trace,
     "max": rescale_max,
     "feature_sqdist": rescale_feature_sqdist,
 }
@@ -336,13 +350,18 @@ class KernelBank:
             return cls(kind, names, features=[z[f"F_{k}"] for k in range(len(names))], meta=meta)
 
 
-def _bank_mkc3(X, G, D, d: int = 2, sigma: float | None = None, normalize: str = "trace"):
+def _bank_mkc3(X, G, D, d: int = 2, sigma: float | None = None, normalize: str = "center_trace"):
     """MKC paper Sect. 5.2: K1 = x'y, K2 = (1 + x'y)^d, K3 = exp(-||x-y||^2 / 2 sigma).
 
     The paper gives neither d nor sigma. Defaults (our choice): d = 2, sigma = the mean squared
-    pairwise distance (over i != j). Kernels are then trace-normalised (mean diagonal 1), the
-    usual practice in multiple kernel learning, because the beta-weighted regulariser of problem
-    (2.6) compares kernels on one scale; ``normalize="none"`` keeps the raw kernels.
+    pairwise distance (over i != j). The beta-weighted regulariser of problem (2.6) compares kernels
+    on one scale, so each is normalised; the paper does not say how. Default (our choice):
+    ``center_trace``, the centred kernel has trace n (:func:`normalize_centered_trace`), because MKC
+    centres its features (kernel PCA) and its bias absorbs the mean. Plain trace normalisation
+    favours the linear kernel on ringnorm, where the wide Gaussian kernel keeps much of its trace in
+    the constant direction (measured on ringnorm n = 1000, C = 30, rank 50: MKC acc 0.526 with beta
+    on the linear kernel and 100 rounds with ``trace``; 0.953 with beta_3 = 0.95 in 13 rounds with
+    ``center_trace``). ``normalize="trace"`` or ``"none"`` give the alternatives.
     """
     n = D.shape[0]
     if sigma is None:

@@ -95,7 +95,11 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
 
 
 def _selected(results: pd.DataFrame, spec: dict) -> pd.DataFrame:
-    df = results[results["algorithm"] == spec["algorithm"]] if "algorithm" in spec else results
+    if "algorithm" in spec:  # one algorithm or a list of them
+        algs = spec["algorithm"] if isinstance(spec["algorithm"], list) else [spec["algorithm"]]
+        df = results[results["algorithm"].isin(algs)]
+    else:
+        df = results
     return _where(df, spec.get("where") or {})
 
 
