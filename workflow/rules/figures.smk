@@ -18,8 +18,7 @@ rule table:
         tex=f"{FIGS}/{{paper}}/{{name}}.tex",
     params:
         spec=lambda wc: output_spec("tables", wc)[1],
-        datasets=lambda wc: output_spec("tables", wc)[1].get("datasets")
-        or config["experiments"][output_spec("tables", wc)[0]]["datasets"],
+        datasets=lambda wc: config["experiments"][output_spec("tables", wc)[0]]["datasets"],
     log:
         f"{DATA}/logs/tables/{{paper}}/{{name}}.log",
     conda:

@@ -8,7 +8,8 @@ from mkclust.reporting import build_table, read_results, write_table  # noqa: E4
 
 with job(snakemake, "table") as log:  # noqa: F821
     spec = snakemake.params.spec  # noqa: F821
-    tidy = build_table(read_results(snakemake.input), spec, snakemake.params.datasets)  # noqa: F821
+    rows = spec.get("datasets") or snakemake.params.datasets  # noqa: F821  (a table's own rows, as figure.py)
+    tidy = build_table(read_results(snakemake.input), spec, rows)  # noqa: F821
     base = snakemake.output.csv[: -len(".csv")]  # noqa: F821
     write_table(tidy, base, spec.get("title", Path(base).name))
     log.info("%d cells", len(tidy))

@@ -125,7 +125,8 @@ class MKC(BaseClusterer):
     ----------
     labels_, kernel_weights_ (beta), decision_ (f, (n,) or (n, m)), objective_ (of the last SOCP),
     xi_, n_iter_ (cutting-plane rounds), rounds_ (per-round diagnostics), n_constraints_,
-    cccp_iterations_ (per round), solver_seconds_, avg_cccp_iterations_.
+    cccp_iterations_ (per round), solver_seconds_, avg_cccp_iterations_, feature_mean_ (the training
+    mean of the stacked features, zero without ``center``).
     """
 
     input_kind = "feature_maps"
@@ -145,8 +146,7 @@ class MKC(BaseClusterer):
 
     # ---------------------------------------------------------------------------- features
     def _features(self, X):
-        """Phi list from a Gram bank (m, n, n) or from a list of feature matrices, centred when
-        ``center`` (the means are kept for :meth:`decision_function`)."""
+        """Phi list from a Gram bank (m, n, n) or from a list of feature matrices."""
         if isinstance(X, (list, tuple)):
             feats = [np.asarray(F, dtype=np.float64) for F in X]
             if not feats or any(F.ndim != 2 or F.shape[0] != feats[0].shape[0] for F in feats):
@@ -161,7 +161,6 @@ class MKC(BaseClusterer):
                 feats.append(F)
                 # unseen x: Phi(x) = k(x, X) U lam^-1/2, and U lam^-1/2 = F / lam
                 self._proj.append(F / np.asarray(info["eigenvalues"])[None, :])
-        self.feature_mean_ = np.concatenate([F.mean(axis=0) if self.center else np.zeros(F.shape[1]) for F in feats])
         return feats
 
     # ------------------------------------------------------------------------------- fit
@@ -170,7 +169,10 @@ class MKC(BaseClusterer):
         n = feats[0].shape[0]
         if not 2 <= int(self.n_clusters) <= n:
             raise ValueError(f"n_clusters must be in [2, {n}], got {self.n_clusters}")
-        Phi = np.hstack(feats) - self.feature_mean_
+        Phi = np.hstack(feats)
+        # kernel PCA centring; the means are kept for decision_function
+        self.feature_mean_ = Phi.mean(axis=0) if self.center else np.zeros(Phi.shape[1])
+        Phi -= self.feature_mean_
         sizes = [F.shape[1] for F in feats]
         l = 0.03 * n if self.balance is None else float(self.balance)
         rng = check_random_state(self.random_state)
