@@ -120,6 +120,8 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
      "refers to algorithm 'MMCX'"),
     (lambda c: c["experiments"]["tiny"]["tables"]["table3"].update(datasets=["ringnorm_400"]),
      r"table3: datasets \['ringnorm_400'\] are not datasets of experiments.tiny"),
+    (lambda c: c["experiments"]["tiny"]["tables"]["table3"]["columns"]["subset"].update(
+        algorithm=["MKC-subset", "MKC-sub1000"]), r"table3: refers to algorithm 'MKC-sub1000'"),
 ])
 def test_plan_rejects_bad_configs_naming_the_key(tiny, mutate, match):
     mutate(tiny)
@@ -226,5 +228,11 @@ def test_pseudo_params_for_multi_kernel_estimators(tmp_path):
     assert len(sub["labels"]) == ds.n and sub["metrics"]["acc"] > 0.9
     df = records_to_frame([two, sub])
     assert {"diag.avg_cccp_iterations", "diag.n_constraints", "diag.solver_seconds"} <= set(df.columns)
+    # a Nystroem bank (the paper configuration's mnist01234): its wide features are reduced to MKC's rank,
+    # on the subset alone for fit_subset
+    nys = make_bank({"bank": "mkc3", "landmarks": 150, "landmarks_above": 100, "landmark_seed": 1}, ds)
+    assert nys.kind == "features" and nys.meta["nystroem"]["landmarks"] == 150 and nys.features[2].shape[1] > 15
+    nys.save(tmp_path / "n.npz")
+    assert one({"fit_subset": 120, "rank": 15}, bank="n.npz")["metrics"]["acc"] > 0.9
     with pytest.raises(ConfigError, match="n_kernels=4 is out of range"):
         one({"n_kernels": 4})

@@ -119,6 +119,35 @@ def test_feature_map_exact_and_truncated(X):
         feature_map(K, energy=1.5)
 
 
+def test_nystroem_bank(X):
+    """Landmarks: no n x n matrix is formed. Where the kernel's rank is below the number of landmarks
+    (linear, and (1 + x'y)^2 on 3 features: rank 10) the Nystroem features are exact; for the
+    Gaussian the landmark block K_LL is reproduced exactly; ``rank`` truncates as feature_map of the
+    approximate kernel; the sample order is kept."""
+    Z = np.random.default_rng(0).normal(size=(300, 3))
+    exact, ny = build_bank("mkc3", Z), build_bank("mkc3", Z, landmarks=60, landmark_seed=3)
+    assert ny.kind == "features" and [F.shape[1] for F in ny.features][:2] == [3, 10]
+    for k in (0, 1):  # both kernels normalised to centred trace n, as the exact ones are
+        np.testing.assert_allclose(ny.kernel(k), exact.kernel(k), atol=1e-10 * np.abs(exact.kernel(k)).max())
+    L = np.asarray(ny.meta["nystroem"]["indices"])
+    assert L.size == 60 and np.array_equal(L, np.unique(L))
+    # the width is estimated over (sample, landmark) pairs; with that width, the landmark block is exact
+    same_width = build_bank("mkc3", Z, sigma=ny.meta["sigma"]).kernel(2)
+    scale = ny.kernel(2)[L[0], L[0]] / same_width[L[0], L[0]]
+    np.testing.assert_allclose(ny.kernel(2)[np.ix_(L, L)], scale * same_width[np.ix_(L, L)], atol=1e-10)
+    assert ny.meta["sigma"] == pytest.approx(exact.meta["sigma"], rel=0.1)
+    r = build_bank("mkc3", Z, landmarks=60, landmark_seed=3, rank=5)
+    F = feature_map(ny.kernel(2), rank=5)
+    np.testing.assert_allclose(r.kernel(2), F @ F.T, atol=1e-10)
+    assert r.meta["spectrum"][0] == {"rank": 3, "retained_energy": pytest.approx(1.0)}
+    # below the size threshold the bank stays exact; normalisations needing other entries are refused
+    assert build_bank("mkc3", Z, landmarks=60, landmarks_above=300).kind == "gram"
+    with pytest.raises(ValueError, match="Nystroem bank"):
+        build_bank("rmkkm12", Z, landmarks=60)
+    with pytest.raises(ValueError, match="landmarks"):
+        build_bank("gauss_grid", Z, landmarks=0)
+
+
 def test_bank_save_load_both_kinds(X, tmp_path):
     g = build_bank("mkc3", X)
     g.save(tmp_path / "g.npz")

@@ -128,6 +128,27 @@ def test_predict_matches_the_fit_and_generalises(two):
         onf.predict(K)
 
 
+def test_wide_features_reduced_to_rank_as_the_gram_path(two):
+    """Feature matrices wider than ``rank`` (Nystroem features) are reduced to their top-rank
+    principal directions: the fit equals the fit on feature_map(F F', rank) (the same eigenpairs),
+    and predict projects new rows the same way."""
+    K, y, _ = two
+    full = [feature_map(Kk, rank=30) for Kk in K]  # ranks 2, 6 and 30 on two-dimensional blobs
+    rot = [np.linalg.qr(np.random.default_rng(k).normal(size=(F.shape[1],) * 2))[0] for k, F in enumerate(full)]
+    wide = [F @ R for F, R in zip(full, rot)]  # a rotated basis: only F F' is the same
+    a = MKC(n_clusters=2, rank=8, random_state=0).fit(wide)
+    b = MKC(n_clusters=2, rank=8, random_state=0).fit([feature_map(F @ F.T, rank=8) for F in wide])
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_allclose(a.kernel_weights_, b.kernel_weights_, atol=1e-5)
+    assert a.v_.shape == (2 + 6 + 8,)
+    np.testing.assert_array_equal(a.predict(wide), a.labels_)
+    S = np.arange(0, y.size, 2)
+    sub = MKC(n_clusters=2, rank=8, random_state=0).fit([F[S] for F in wide])
+    assert metrics.acc(y, sub.predict(wide)) == 1.0
+    with pytest.raises(ValueError, match="feature maps for a model of 3"):
+        a.predict(wide[:2])
+
+
 def test_single_kernel_mmc_and_digits():
     ds = load("digits1v7")
     K = build_bank("mkc3", ds.X).gram()

@@ -65,6 +65,17 @@ def test_build_table_with_reference_and_where():
     assert km["published"] == pytest.approx(0.9945)
 
 
+def test_column_from_a_list_of_algorithms():
+    """A column may take each data set's runs from whichever of several labels ran on it (MKC's
+    Table 3: subsets of 500, and of 1000 on mnist01234)."""
+    a = runs()
+    b = runs().assign(dataset="ringnorm", algorithm="KKM-big", acc=lambda d: d["acc"] / 2)
+    t = build_table(pd.concat([a, b]), {"metrics": ["acc"], "params": "mean",
+                                        "columns": {"sub": {"algorithm": ["KKM", "KKM-big"]}}})
+    assert list(t["dataset"]) == ["digits1v7", "ringnorm"]
+    assert t["value"].tolist() == pytest.approx([0.75, 0.375])
+
+
 def test_reference_files():
     assert "mkc_table2" in available()
     ref = load_reference("mkc", "table2")

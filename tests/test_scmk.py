@@ -106,14 +106,10 @@ def test_z_step_matches_cvxpy_column_by_column(case, digits17):
     assert rc.objective == pytest.approx(res.objective, rel=1e-9)
 
 
-@pytest.mark.parametrize("max_support", [512, 8])
-def test_z_step_on_a_nearly_identity_kernel_matches_cvxpy(monkeypatch, max_support):
+def test_z_step_on_a_nearly_identity_kernel_matches_cvxpy():
     """A kernel close to I spreads every column over all samples (dense Z, condition number
-    ~1 / alpha): the polishing step finishes it, per support or (max_support = 8) by the shared
-    full-support solve."""
-    import mkclust.algorithms.scmk as scmk
-
-    monkeypatch.setattr(scmk, "POLISH_MAX_SUPPORT", max_support)
+    ~1 / alpha): the active-set finish solves those columns through their (empty or small)
+    complements."""
     G, _ = three_blobs(n=40)
     K = 0.97 * np.eye(40) + 0.03 * G
     B = 0.5 * 1e-4 * pairwise_sq(p_step(np.random.default_rng(6).uniform(size=(40, 40)), 3)[0])
@@ -122,6 +118,53 @@ def test_z_step_on_a_nearly_identity_kernel_matches_cvxpy(monkeypatch, max_suppo
     Zc, obj_c = cvxpy_columns(K, B, 1e-3)
     assert np.abs(res.Z - Zc).max() <= 1e-5
     ours = column_objectives(K, B, 1e-3, res.Z)
+    assert np.abs(ours - obj_c).max() <= 1e-7 * obj_c.max()
+
+
+def test_solves_on_sets_direct_and_through_the_complement_agree():
+    """The two exact solves of the active-set finish: on the set S directly, and through its
+    complement T with the shared inverse of 2 (alpha I + K); both equal cvxpy's minimiser on S
+    (without the sign constraint), in batches padded to different sizes."""
+    import mkclust.algorithms.scmk as scmk
+
+    K, _ = three_blobs(n=30)
+    n, alpha = 30, 1e-3
+    rng = np.random.default_rng(3)
+    B = 0.5 * 0.1 * pairwise_sq(p_step(rng.uniform(size=(n, n)), 3)[0])
+    mask = rng.uniform(size=(n, n)) < rng.uniform(0.1, 0.95, size=(n, 1))
+    mask[np.arange(n), rng.integers(0, n, n)] = True
+    mask[0] = True                                       # one full set: the whole affine hull
+    rows = np.arange(n)
+    direct = scmk._support_kkt(mask, rows, K, B, alpha, {})
+    compl = scmk._complement_kkt(mask, rows, K, B, alpha, {})
+    mixed = scmk._solve_on_sets(mask, rows, K, B, alpha, {})
+    z = cp.Variable(n)
+    for r in rows[:8]:
+        prob = cp.Problem(cp.Minimize(alpha * cp.sum_squares(z) + cp.quad_form(z, cp.psd_wrap(K))
+                                      + (B[r] - 2 * K[r]) @ z), [cp.sum(z) == 1, z[~mask[r]] == 0])
+        prob.solve(solver="CLARABEL")
+        np.testing.assert_allclose(direct[r], z.value, atol=1e-6)
+    np.testing.assert_allclose(compl, direct, atol=1e-8)
+    np.testing.assert_allclose(mixed, direct, atol=1e-8)
+    assert (direct[~mask] == 0).all() and (compl[~mask] == 0).all()
+    np.testing.assert_allclose(direct.sum(axis=1), 1.0)
+
+
+def test_active_set_finish_on_an_ill_conditioned_kernel():
+    """alpha = 1e-5 on a rank-deficient kernel (duplicated samples: lambda_max(K) / alpha ~ 1e6):
+    plain FISTA stalls far from the optimum; with the active-set finish the Z-step converges to
+    the cvxpy solution, and each finish never raises the objective."""
+    Kb, _ = three_blobs(n=30)
+    X = np.linalg.cholesky(Kb + 1e-9 * np.eye(30))
+    X = np.vstack([X, X[:6]])                            # six duplicated samples
+    K = double_centre(X @ X.T)
+    n, alpha = K.shape[0], 1e-5
+    B = 0.5 * 1e-6 * pairwise_sq(p_step(np.random.default_rng(4).uniform(size=(n, n)), 3)[0])
+    plain = z_step(K, B, alpha, np.eye(n), tol=1e-9, max_iter=300, polish_every=0)
+    fin = z_step(K, B, alpha, np.eye(n), tol=1e-9, max_iter=300)
+    assert not plain.converged and fin.converged and fin.objective <= plain.objective
+    Zc, obj_c = cvxpy_columns(K, B, alpha)
+    ours = column_objectives(K, B, alpha, fin.Z)
     assert np.abs(ours - obj_c).max() <= 1e-7 * obj_c.max()
 
 

@@ -10,13 +10,23 @@ from pathlib import Path
 from typing import IO, Iterator
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)  # os.umask can only be read by setting it: done once, at import
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
 
     The temporary file lives in the destination folder (same file system), so the final
     ``os.replace`` is atomic. On any exception the temporary file is removed and ``path`` is
-    left untouched.
+    left untouched. The file gets the mode a plain ``open`` would give it (0666 less the umask),
+    so results stay readable by collaborators on a shared cluster.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -25,6 +35,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~_UMASK)   # mkstemp makes 0600; a result gets the usual mode
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():

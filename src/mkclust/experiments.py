@@ -320,8 +320,9 @@ def _check_outputs(p: Plan) -> None:
                                       "names must be unique within a paper")
                 owners[key] = f"experiments.{exp}"
                 spec = spec or {}
-                named = [col.get("algorithm", "") for col in
-                         [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]]
+                named = [a for col in [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]
+                         for a in (col.get("algorithm", "") if isinstance(col.get("algorithm"), list)
+                                   else [col.get("algorithm", "")])]
                 algs = spec.get("algorithm", [])
                 named += [*(algs if isinstance(algs, list) else [algs]), *(spec.get("totals") or {}).values()]
                 for alg in named:
@@ -333,7 +334,11 @@ def _check_outputs(p: Plan) -> None:
 
 
 def _bank_options(spec: dict) -> dict:
-    return {k: v for k, v in spec.items() if k not in ("bank", "preprocess", "rank", "energy")}
+    return {k: v for k, v in spec.items() if k not in ("bank", "preprocess", *_BUILD_KEYS)}
+
+
+#: bank-spec keys that are arguments of :func:`mkclust.kernels.build_bank`, not options of the bank
+_BUILD_KEYS = ("rank", "energy", "landmarks", "landmarks_above", "landmark_seed")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -355,8 +360,8 @@ def make_bank(spec: dict, ds: Dataset) -> KernelBank:
         if "views" not in ds.meta:
             raise ConfigError(f"bank views_linear needs a multi-view dataset; {ds.meta.get('name')} has no views")
         opts["views"] = ds.meta["views"]
-    return build_bank(spec["bank"], ds.X, preprocess=spec.get("preprocess", "none"),
-                      rank=spec.get("rank"), energy=spec.get("energy"), **opts)
+    build = {k: spec[k] for k in _BUILD_KEYS if spec.get(k) is not None}
+    return build_bank(spec["bank"], ds.X, preprocess=spec.get("preprocess", "none"), **build, **opts)
 
 
 # ------------------------------------------------------------------------------------------------

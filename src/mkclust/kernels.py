@@ -363,9 +363,8 @@ def _bank_mkc3(X, G, D, d: int = 2, sigma: float | None = None, normalize: str =
     on the linear kernel and 100 rounds with ``trace``; 0.953 with beta_3 = 0.95 in 13 rounds with
     ``center_trace``). ``normalize="trace"`` or ``"none"`` give the alternatives.
     """
-    n = D.shape[0]
     if sigma is None:
-        sigma = float(D.sum() / max(n * (n - 1), 1))
+        sigma = float(D.sum() / max(D.size - min(D.shape), 1))  # mean over i != j (self pairs on D's diagonal)
     def kernels():  # one at a time, so build_bank holds a single temporary
         yield G
         yield polynomial_from_gram(G, 1.0, d)
@@ -426,7 +425,7 @@ def _bank_gauss_grid(X, G, D, widths: Sequence[float] = GAUSS_GRID_WIDTHS,
     """Gaussian kernels exp(-D / (2 sigma^2)) with sigma = w * sqrt(ref) for each w in ``widths``;
     ref is the mean (default), median or max squared pairwise distance over i != j, or 1 for
     ``reference="none"`` (widths are then absolute sigmas)."""
-    off = D[~np.eye(D.shape[0], dtype=bool)]
+    off = D[~np.eye(*D.shape, dtype=bool)]  # square, or a Nystroem block with the self pairs on its diagonal
     refs = {"mean": lambda: off.mean(), "median": lambda: np.median(off), "max": lambda: off.max(),
             "none": lambda: 1.0}
     if reference not in refs:
@@ -488,13 +487,20 @@ def bank_size(name: str, **options) -> int | None:
 
 
 def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | None = None,
-               energy: float | None = None, **options) -> KernelBank:
+               energy: float | None = None, landmarks: int | None = None, landmarks_above: int = 0,
+               landmark_seed: int = 0, **options) -> KernelBank:
     """Compute the named kernel bank on data X (n, d), dense or scipy-sparse.
 
     ``preprocess`` transforms X first (:data:`PREPROCESS`); ``options`` are the bank's own (see
     each bank's docstring, e.g. ``d``/``sigma`` for ``mkc3``, ``widths`` for ``gauss_grid``,
     ``views`` for ``views_linear``, ``normalize`` for all). With ``rank`` or ``energy`` the bank
     is returned as low-rank features (``kind="features"``, see :func:`feature_map`).
+
+    With ``landmarks`` (and n > max(``landmarks``, ``landmarks_above``)) no n x n matrix is formed:
+    the bank is returned as Nystroem features (:func:`nystroem_features`) from that many landmarks
+    drawn uniformly without replacement (``landmark_seed``), then normalised and truncated to
+    ``rank`` / ``energy`` as above. Data-dependent kernel parameters (the mean or largest squared
+    distance of a Gaussian width) are then estimated over the (sample, landmark) pairs.
     """
     if name not in BANK_NAMES:
         raise ValueError(f"unknown kernel bank {name!r}; known banks: {', '.join(BANK_NAMES)}")
@@ -506,16 +512,15 @@ def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | Non
         X = check_features(X)
     prep = "none" if preprocess is None else preprocess
     X = apply_preprocess(X, prep)
+    n = X.shape[0]
+    if landmarks is not None and n > max(int(landmarks), int(landmarks_above)):
+        return _nystroem_bank(name, X, prep, int(landmarks), int(landmark_seed), rank, energy, options)
     # views_linear works per column block; every other bank shares one Gram product
     G, D = (None, None) if name == "views_linear" else (gram(X), None)
     if G is not None:
         D = sq_dists_from_gram(G)
-    try:
-        kernels, names, info = BANKS[name](X, G, D, **options)
-    except TypeError as exc:
-        raise ValueError(f"bad option for kernel bank {name!r}: {exc}") from None
+    kernels, names, info = _call_bank(name, X, G, D, options)
     how = info.get("normalize", "none")
-    n = X.shape[0]
     K = np.empty((len(names), n, n))  # one allocation; each kernel is written into its slot
     for k, mat in enumerate(kernels):
         K[k] = _normalize(mat, how)
@@ -528,6 +533,99 @@ def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | Non
         feats.append(F)
         infos.append({"rank": inf["rank"], "retained_energy": inf["retained_energy"]})
     meta.update({"rank": rank, "energy": energy, "spectrum": infos})
+    return KernelBank("features", names, features=feats, meta=meta)
+
+
+def _call_bank(name, X, G, D, options):
+    try:
+        return BANKS[name](X, G, D, **options)
+    except TypeError as exc:
+        raise ValueError(f"bad option for kernel bank {name!r}: {exc}") from None
+
+
+#: normalisations a Nystroem features bank can apply (they need only the feature matrix)
+FEATURE_NORMALIZATIONS = ("none", "trace", "center_trace")
+
+
+def nystroem_features(C: np.ndarray, landmark_rows: np.ndarray) -> np.ndarray:
+    """Nystroem features (Williams and Seeger 2001) from the cross kernel C = K(X, X_L) (n, m), whose
+    rows ``landmark_rows`` hold K_LL: Phi = C U Lambda^(-1/2) with K_LL = U Lambda U', so that
+    Phi Phi' = C K_LL^+ C' and Phi_L Phi_L' = K_LL. Eigenvalues below m eps lambda_max (rounding,
+    and the negative ones of an indefinite kernel) are dropped."""
+    W = C[landmark_rows]
+    lam, U = scipy.linalg.eigh(0.5 * (W + W.T))
+    keep = lam > max(W.shape[0] * np.finfo(float).eps * max(lam[-1], 0.0), 1e-300)
+    if not keep.any():
+        raise ValueError("the landmark kernel has no positive eigenvalue (a zero kernel?)")
+    lam, U = lam[keep][::-1], U[:, keep][:, ::-1]
+    return C @ (U / np.sqrt(lam)[None, :])
+
+
+def _normalize_features(F: np.ndarray, how: str) -> np.ndarray:
+    """The normalisations of :data:`FEATURE_NORMALIZATIONS` applied to the kernel F F' through F."""
+    n = F.shape[0]
+    if how == "none":
+        return F
+    if how == "trace":
+        t = float(np.vdot(F, F))
+    else:  # center_trace: ||F - mean||_F^2 = tr(H F F' H)
+        t = float(np.vdot(F, F) - n * np.vdot(F.mean(axis=0), F.mean(axis=0)))
+    if not t > 0:
+        raise ValueError(f"cannot apply normalisation {how!r}: the kernel's (centred) trace is not positive")
+    return F * np.sqrt(n / t)
+
+
+def _truncate_features(F: np.ndarray, rank: int | None, energy: float | None) -> tuple[np.ndarray, dict]:
+    """The leading principal directions of F (uncentred, as :func:`feature_map` of F F'): F V_r with
+    V_r the top right singular vectors; ``rank`` and ``energy`` as in :func:`feature_map`."""
+    _, s, Vt = scipy.linalg.svd(F, full_matrices=False, check_finite=False)
+    lam = s**2
+    keep = lam > max(F.shape[0] * np.finfo(float).eps * lam[0], 1e-300)
+    r = int(keep.sum())
+    if energy is not None:
+        r = min(r, int(np.searchsorted(np.cumsum(lam[:r]) / lam[:r].sum(), energy - 1e-12) + 1))
+    if rank is not None:
+        r = min(r, int(rank))
+    return F @ Vt[:r].T, {"rank": r, "retained_energy": float(lam[:r].sum() / lam.sum())}
+
+
+def _nystroem_bank(name, X, prep, m, seed, rank, energy, options) -> KernelBank:
+    """:func:`build_bank` for a large n: every kernel of the bank as Nystroem features from m landmarks.
+    The bank's kernels are evaluated on the (n, m) block between all samples and the landmarks; the
+    samples are reordered so that the landmarks come first, which puts the m self pairs on the
+    block's diagonal, where the banks' width statistics (over i != j) expect them."""
+    if name == "views_linear":
+        raise ValueError("bank views_linear has explicit features; it needs no landmarks")
+    n = X.shape[0]
+    if not 1 <= m < n:
+        raise ValueError(f"landmarks must lie in [1, n) = [1, {n}), got {m}")
+    L = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
+    order = np.concatenate([L, np.setdiff1d(np.arange(n), L)])
+    Xo = X[order]
+    XL = Xo[:m]
+    G = Xo @ XL.T
+    G = np.asarray(G.todense() if sp.issparse(G) else G, dtype=np.float64)
+    sq = np.asarray(Xo.multiply(Xo).sum(axis=1)).ravel() if sp.issparse(Xo) else np.einsum("ij,ij->i", Xo, Xo)
+    D = sq[:, None] + sq[None, :m] - 2.0 * G
+    np.maximum(D, 0.0, out=D)
+    D[np.arange(m), np.arange(m)] = 0.0
+    kernels, names, info = _call_bank(name, Xo, G, D, options)
+    how = info.get("normalize", "none")
+    if how not in FEATURE_NORMALIZATIONS:
+        raise ValueError(f"a Nystroem bank (landmarks=...) supports normalize in {FEATURE_NORMALIZATIONS}, "
+                         f"not {how!r}: the others need kernel entries the landmark block does not hold")
+    inverse = np.argsort(order)
+    feats, infos = [], []
+    for C in kernels:
+        F = _normalize_features(nystroem_features(C, np.arange(m)), how)
+        if rank is not None or energy is not None:
+            F, inf = _truncate_features(F, rank, energy)
+        else:
+            inf = {"rank": F.shape[1], "retained_energy": 1.0}
+        feats.append(np.ascontiguousarray(F[inverse]))
+        infos.append(inf)
+    meta = {"bank": name, "preprocess": prep, "n_samples": int(n), **info, "rank": rank, "energy": energy,
+            "spectrum": infos, "nystroem": {"landmarks": m, "seed": seed, "indices": L.tolist()}}
     return KernelBank("features", names, features=feats, meta=meta)
 
 

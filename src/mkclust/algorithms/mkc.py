@@ -3,7 +3,9 @@
 Explicit feature maps Phi_k (n, D_k) stand in for the paper's kernel PCA: from a Gram bank they are
 :func:`mkclust.kernels.feature_map` of each kernel, the top-``rank`` eigenpairs Phi_k = U_k
 Lambda_k^(1/2) (default rank 50, the paper gives none; ``rank=None`` keeps every eigenpair above
-rounding noise); a list of feature matrices (a ``features`` bank) is used as given. With ``center``
+rounding noise); a list of feature matrices (a ``features`` bank) is used as given, except that one
+with more than ``rank`` columns (Nystroem features) is reduced to its top-``rank`` principal
+directions F V_r (the same eigenpairs of F F'). With ``center``
 (default, as kernel PCA does) each Phi_k is centred (its column means subtracted and kept).
 Unseen points are mapped by the same projection, Phi_k(x) = k(x, X) U_k Lambda_k^(-1/2) minus the
 training means.
@@ -55,6 +57,7 @@ import time
 
 import cvxpy as cp
 import numpy as np
+import scipy.linalg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
@@ -115,7 +118,9 @@ class MKC(BaseClusterer):
     C : float, the loss weight of (2.7) / (4.34).
     epsilon : the cutting-plane tolerance.
     balance : the class-balance bound l; None means 0.03 n.
-    rank : feature-map rank per kernel when fitting Gram matrices (default 50; None: full).
+    rank : feature-map rank per kernel (default 50): the top-``rank`` eigenpairs of each Gram
+        matrix, or the top-``rank`` principal directions of a feature matrix with more columns
+        (Nystroem features); None keeps them all.
     center : subtract each feature map's training mean (kernel PCA centring).
     cccp_tol : relative objective change that stops CCCP (the paper's 0.01 %).
     max_rounds, max_cccp : safety limits (a warning is logged when one is hit).
@@ -152,6 +157,11 @@ class MKC(BaseClusterer):
             if not feats or any(F.ndim != 2 or F.shape[0] != feats[0].shape[0] for F in feats):
                 raise ValueError("feature maps must be a non-empty list of (n, D_k) arrays with the same n")
             self._proj = None
+            # wider than rank (e.g. Nystroem features): the top-rank principal directions of F, i.e.
+            # feature_map of F F' (uncentred, as for a Gram matrix); new points are projected alike
+            self._bases = [None if self.rank is None or F.shape[1] <= int(self.rank)
+                           else scipy.linalg.svd(F, full_matrices=False)[2][:int(self.rank)].T for F in feats]
+            feats = [F if V is None else F @ V for F, V in zip(feats, self._bases)]
         else:
             K = check_kernels(X, allow_multiple=True)
             self._proj = []
@@ -307,7 +317,12 @@ class MKC(BaseClusterer):
         """f for new points: a cross-kernel bank (m, n_new, n_train) when fitted on Gram matrices, or
         a list of their feature matrices when fitted on features."""
         if isinstance(X, (list, tuple)):
-            Phi = np.hstack([np.asarray(F, dtype=np.float64) for F in X])
+            if self._proj is not None:
+                raise ValueError("fitted on Gram matrices: pass the cross-kernel bank (m, n_new, n_train)")
+            if len(X) != len(self._bases):
+                raise ValueError(f"{len(X)} feature maps for a model of {len(self._bases)} kernels")
+            Phi = np.hstack([np.asarray(F, dtype=np.float64) @ (np.eye(np.shape(F)[1]) if V is None else V)
+                             for F, V in zip(X, self._bases)])
         else:
             if self._proj is None:
                 raise ValueError("fitted on feature maps: pass the new points' feature maps")

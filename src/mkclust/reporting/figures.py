@@ -228,8 +228,8 @@ def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
         cols = list(spec["columns"].items())
         bw = 0.8 / max(len(cols), 1)
         for j, (label, col) in enumerate(cols):
-            g = _where(results[(results["dataset"] == ds) & (results["algorithm"] == col["algorithm"])],
-                       col.get("where") or {})
+            algs = col["algorithm"] if isinstance(col["algorithm"], list) else [col["algorithm"]]
+            g = _where(results[(results["dataset"] == ds) & results["algorithm"].isin(algs)], col.get("where") or {})
             g = g[g["kernel_weights"].notna()]
             if g.empty:
                 continue

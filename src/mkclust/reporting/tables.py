@@ -98,8 +98,8 @@ def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
 def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = None) -> pd.DataFrame:
     """The tidy table: one row per (dataset, column, metric) with value, std, published, diff.
 
-    ``spec``: ``metrics`` (list), optional ``columns`` {label: {algorithm, seeds, params, where,
-    published}}, defaults ``seeds`` / ``params`` / ``select_by``, optional ``reference``
+    ``spec``: ``metrics`` (list), optional ``columns`` {label: {algorithm (a label or a list of
+    labels), seeds, params, where, published}}, defaults ``seeds`` / ``params`` / ``select_by``, optional ``reference``
     {paper, table} naming the published numbers (matched by dataset, the column's ``published``
     name, default its label, and metric).
     """
@@ -113,7 +113,9 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
     rows = []
     for ds in datasets:
         for label, col in columns.items():
-            g = results[(results["dataset"] == ds) & (results["algorithm"] == col.get("algorithm", label))]
+            algs = col.get("algorithm", label)  # a label, or a list of labels (e.g. one per subset size)
+            algs = algs if isinstance(algs, list) else [algs]
+            g = results[(results["dataset"] == ds) & results["algorithm"].isin(algs)]
             g = _where(g, col.get("where") or {})
             if g.empty:
                 continue
