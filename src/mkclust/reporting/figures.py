@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402,F401  (the NullFormatter of log-log timing figures)
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -62,7 +64,7 @@ def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
     ax.set_ylabel(metric)
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, ncol=min(len(cols) + 1, 4))
-    ax.set_title(spec.get("title", ""), fontsize=9)
+    ax.set_title(_wrap(spec.get("title", "")), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -89,7 +91,7 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
     ax.set_xlabel(spec.get("xlabel", x))
     ax.set_ylabel(metric)
     ax.legend(fontsize=7)
-    ax.set_title(spec.get("title", ""), fontsize=9)
+    ax.set_title(_wrap(spec.get("title", "")), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -139,7 +141,7 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
         ax.set_ylabel(metric)
         ax.set_title(ds, fontsize=9)
         ax.legend(fontsize=7)
-    fig.suptitle(spec.get("title", ""), fontsize=9)
+    fig.suptitle(_wrap(spec.get("title", "")), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -175,12 +177,21 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     if spec.get("loglog"):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ticks = np.unique(pd.to_numeric(results[xc], errors="coerce").dropna().to_numpy(dtype=float))
+        if 0 < ticks.size <= 12:  # label the measured x values only (log minor labels overlap)
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel(spec.get("xlabel", x))
     ax.set_ylabel(spec.get("ylabel", f"{y} (median, min-max)"))
     ax.legend(fontsize=7)
-    ax.set_title(spec.get("title", ""), fontsize=9)
+    ax.set_title(_wrap(spec.get("title", "")), fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _wrap(title: str, width: int = 72) -> str:
+    """A long title on several lines instead of clipped at the figure's edge."""
+    return textwrap.fill(title, width)
 
 
 def _tick(v) -> str:
@@ -214,7 +225,7 @@ def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
             ax.set_title(f"{ds}: {metric}", fontsize=9)
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6)
     if spec.get("title"):
-        fig.suptitle(spec["title"], fontsize=9)
+        fig.suptitle(_wrap(spec["title"]), fontsize=9)
     return fig
 
 
@@ -243,7 +254,7 @@ def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
         ax.set_ylim(0, 1.05)
         ax.set_title(ds, fontsize=9)
         ax.legend(fontsize=6)
-    fig.suptitle(spec.get("title", ""), fontsize=9)
+    fig.suptitle(_wrap(spec.get("title", "")), fontsize=9)
     fig.tight_layout()
     return fig
 
