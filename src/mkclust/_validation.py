@@ -9,6 +9,12 @@ import numpy as np
 SYMMETRY_RTOL = 1e-8
 
 
+def as_list(value) -> list:
+    """A configuration value that may be one item or a list of items (an algorithm label, for
+    instance), as a list."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
 def check_features(X, name: str = "X") -> np.ndarray:
     """Return ``X`` as a finite float64 2-d array (dense; sparse input is densified)."""
     if hasattr(X, "toarray"):

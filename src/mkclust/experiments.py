@@ -34,6 +34,7 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from mkclust import metrics as _metrics
+from mkclust._validation import as_list
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.datasets import REGISTRY as DATASETS
 from mkclust.datasets import Dataset, load
@@ -320,11 +321,9 @@ def _check_outputs(p: Plan) -> None:
                                       "names must be unique within a paper")
                 owners[key] = f"experiments.{exp}"
                 spec = spec or {}
-                named = [a for col in [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]
-                         for a in (col.get("algorithm", "") if isinstance(col.get("algorithm"), list)
-                                   else [col.get("algorithm", "")])]
-                algs = spec.get("algorithm", [])
-                named += [*(algs if isinstance(algs, list) else [algs]), *(spec.get("totals") or {}).values()]
+                cols = [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]
+                named = [a for col in cols for a in as_list(col.get("algorithm", ""))]
+                named += [*as_list(spec.get("algorithm", [])), *(spec.get("totals") or {}).values()]
                 for alg in named:
                     if alg not in known:
                         raise ConfigError(f"{where}: refers to algorithm {alg!r}, not one of {sorted(known)}")
@@ -333,12 +332,12 @@ def _check_outputs(p: Plan) -> None:
                     raise ConfigError(f"{where}: datasets {extra} are not datasets of experiments.{exp}")
 
 
-def _bank_options(spec: dict) -> dict:
-    return {k: v for k, v in spec.items() if k not in ("bank", "preprocess", *_BUILD_KEYS)}
-
-
 #: bank-spec keys that are arguments of :func:`mkclust.kernels.build_bank`, not options of the bank
 _BUILD_KEYS = ("rank", "energy", "landmarks", "landmarks_above", "landmark_seed")
+
+
+def _bank_options(spec: dict) -> dict:
+    return {k: v for k, v in spec.items() if k not in ("bank", "preprocess", *_BUILD_KEYS)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -570,5 +569,5 @@ def load_records(paths) -> list[dict]:
     out: list[dict] = []
     for p in paths:
         data = json.loads(Path(p).read_text())
-        out += data if isinstance(data, list) else [data]
+        out += as_list(data)
     return out

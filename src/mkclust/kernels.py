@@ -55,11 +55,15 @@ def gram(X) -> np.ndarray:
     return _symmetrize(G)
 
 
-def sq_dists_from_gram(G: np.ndarray) -> np.ndarray:
+def sq_dists_from_gram(G: np.ndarray, sq: np.ndarray | None = None) -> np.ndarray:
     """Squared Euclidean distances ||x_i - x_j||^2 = G_ii + G_jj - 2 G_ij (clipped at 0, zero
-    diagonal). The same formula gives feature-space distances when G is any kernel matrix."""
-    d = np.diag(G)
-    D = d[:, None] + d[None, :] - 2.0 * G  # exactly symmetric when G is (addition commutes)
+    diagonal). The same formula gives feature-space distances when G is any kernel matrix.
+
+    For a rectangular block G = X X_L' (n, m) whose m columns are the first m rows of X (a Nystroem
+    landmark block), ``sq`` holds the n squared row norms; the self pairs are then the block's
+    diagonal, which is set to 0 as for a square G."""
+    d = np.diag(G) if sq is None else sq
+    D = d[:, None] + d[None, :G.shape[1]] - 2.0 * G  # exactly symmetric when G is (addition commutes)
     np.maximum(D, 0.0, out=D)
     np.fill_diagonal(D, 0.0)
     return D
@@ -192,9 +196,16 @@ def _normalize(K: np.ndarray, how: str | None) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
+def _row_sq_norms(X) -> np.ndarray:
+    """||x_i||^2 for the rows of a dense or scipy-sparse X."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
 def _unit_rows(X):
     if sp.issparse(X):
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        norms = np.sqrt(_row_sq_norms(X))
         norms[norms == 0] = 1.0
         return sp.diags(1.0 / norms) @ X
     norms = np.linalg.norm(X, axis=1)
@@ -255,21 +266,37 @@ def feature_map(K, rank: int | None = None, energy: float | None = None, return_
         lam, V = scipy.linalg.eigh(K)
         total = lam[lam > 0].sum()
     lam, V = lam[::-1], V[:, ::-1]
-    tol = max(n * np.finfo(float).eps * max(lam[0], 0.0), 1e-300)
-    keep = lam > tol
-    lam, V = lam[keep], V[:, keep]
-    r = lam.size
-    if energy is not None and r:
-        csum = np.cumsum(lam) / lam.sum()
-        r = min(r, int(np.searchsorted(csum, energy - 1e-12) + 1))
-    if rank is not None:
-        r = min(r, int(rank))
+    r = _leading_rank(lam, n, rank, energy)
     lam, V = lam[:r], V[:, :r]
     F = V * np.sqrt(lam)[None, :]
     if not return_info:
         return F
     retained = float(lam.sum() / total) if total else float("nan")
     return F, {"rank": int(r), "retained_energy": retained, "eigenvalues": lam.tolist()}
+
+
+def _leading_rank(lam: np.ndarray, n: int, rank: int | None, energy: float | None) -> int:
+    """How many of the descending eigenvalues ``lam`` (of an n x n kernel) to keep: those above
+    n eps lambda_max (rounding noise, small negative ones), then the fewest holding ``energy`` of
+    what is left, then at most ``rank`` (see :func:`feature_map`)."""
+    r = int((lam > max(n * np.finfo(float).eps * max(lam[0], 0.0), 1e-300)).sum())
+    if energy is not None and r:
+        r = min(r, int(np.searchsorted(np.cumsum(lam[:r]) / lam[:r].sum(), energy - 1e-12) + 1))
+    if rank is not None:
+        r = min(r, int(rank))
+    return r
+
+
+def principal_directions(F: np.ndarray, rank: int | None = None,
+                         energy: float | None = None) -> tuple[np.ndarray, dict]:
+    """V_r (D, r), the leading right singular vectors of a feature matrix F (n, D): F V_r is
+    :func:`feature_map` of F F' (uncentred, the same eigenpairs and the same ``rank`` / ``energy``
+    rule) without forming the n x n matrix, and new rows are projected by the same V_r. Returns
+    (V_r, {rank, retained_energy})."""
+    _, s, Vt = scipy.linalg.svd(F, full_matrices=False, check_finite=False)
+    lam = s**2
+    r = _leading_rank(lam, F.shape[0], rank, energy)
+    return Vt[:r].T, {"rank": r, "retained_energy": float(lam[:r].sum() / lam.sum())}
 
 
 # --------------------------------------------------------------------------------------------
@@ -575,20 +602,6 @@ def _normalize_features(F: np.ndarray, how: str) -> np.ndarray:
     return F * np.sqrt(n / t)
 
 
-def _truncate_features(F: np.ndarray, rank: int | None, energy: float | None) -> tuple[np.ndarray, dict]:
-    """The leading principal directions of F (uncentred, as :func:`feature_map` of F F'): F V_r with
-    V_r the top right singular vectors; ``rank`` and ``energy`` as in :func:`feature_map`."""
-    _, s, Vt = scipy.linalg.svd(F, full_matrices=False, check_finite=False)
-    lam = s**2
-    keep = lam > max(F.shape[0] * np.finfo(float).eps * lam[0], 1e-300)
-    r = int(keep.sum())
-    if energy is not None:
-        r = min(r, int(np.searchsorted(np.cumsum(lam[:r]) / lam[:r].sum(), energy - 1e-12) + 1))
-    if rank is not None:
-        r = min(r, int(rank))
-    return F @ Vt[:r].T, {"rank": r, "retained_energy": float(lam[:r].sum() / lam.sum())}
-
-
 def _nystroem_bank(name, X, prep, m, seed, rank, energy, options) -> KernelBank:
     """:func:`build_bank` for a large n: every kernel of the bank as Nystroem features from m landmarks.
     The bank's kernels are evaluated on the (n, m) block between all samples and the landmarks; the
@@ -605,10 +618,7 @@ def _nystroem_bank(name, X, prep, m, seed, rank, energy, options) -> KernelBank:
     XL = Xo[:m]
     G = Xo @ XL.T
     G = np.asarray(G.todense() if sp.issparse(G) else G, dtype=np.float64)
-    sq = np.asarray(Xo.multiply(Xo).sum(axis=1)).ravel() if sp.issparse(Xo) else np.einsum("ij,ij->i", Xo, Xo)
-    D = sq[:, None] + sq[None, :m] - 2.0 * G
-    np.maximum(D, 0.0, out=D)
-    D[np.arange(m), np.arange(m)] = 0.0
+    D = sq_dists_from_gram(G, _row_sq_norms(Xo))
     kernels, names, info = _call_bank(name, Xo, G, D, options)
     how = info.get("normalize", "none")
     if how not in FEATURE_NORMALIZATIONS:
@@ -619,7 +629,8 @@ def _nystroem_bank(name, X, prep, m, seed, rank, energy, options) -> KernelBank:
     for C in kernels:
         F = _normalize_features(nystroem_features(C, np.arange(m)), how)
         if rank is not None or energy is not None:
-            F, inf = _truncate_features(F, rank, energy)
+            V, inf = principal_directions(F, rank, energy)
+            F = F @ V
         else:
             inf = {"rank": F.shape[1], "retained_energy": 1.0}
         feats.append(np.ascontiguousarray(F[inverse]))

@@ -57,13 +57,12 @@ import time
 
 import cvxpy as cp
 import numpy as np
-import scipy.linalg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mkclust._validation import check_kernels
 from mkclust.algorithms.base import BaseClusterer
-from mkclust.kernels import feature_map
+from mkclust.kernels import feature_map, principal_directions
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +159,7 @@ class MKC(BaseClusterer):
             # wider than rank (e.g. Nystroem features): the top-rank principal directions of F, i.e.
             # feature_map of F F' (uncentred, as for a Gram matrix); new points are projected alike
             self._bases = [None if self.rank is None or F.shape[1] <= int(self.rank)
-                           else scipy.linalg.svd(F, full_matrices=False)[2][:int(self.rank)].T for F in feats]
+                           else principal_directions(F, rank=self.rank)[0] for F in feats]
             feats = [F if V is None else F @ V for F, V in zip(feats, self._bases)]
         else:
             K = check_kernels(X, allow_multiple=True)

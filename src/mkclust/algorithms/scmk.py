@@ -271,10 +271,12 @@ def _active_set(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray, alp
     optimal_on_support = np.zeros(n, dtype=bool)
     stuck = np.zeros(n, dtype=bool)       # a step rejected: left to FISTA until the next finish
     cache: dict = {}
+    X, XK = X.copy(), XK.copy()           # updated row by row below; the caller's arrays stay as they are
     for rnd in range(max_rounds + 1):
         G = 2.0 * alpha * X + 2.0 * XK + lin
         row_gap = np.einsum("ij,ij->i", G, X) - G.min(axis=1)
-        f = trK + float(_row_objectives(X, XK, K, B, alpha).sum())
+        obj = _row_objectives(X, XK, K, B, alpha)
+        f = trK + float(obj.sum())
         if row_gap.sum() <= tol * f:
             return X, XK, rnd, True
         if rnd == max_rounds:
@@ -283,7 +285,7 @@ def _active_set(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray, alp
         work = np.flatnonzero((row_gap > thr) & ~stuck)   # the others sum to <= tol f / 10
         if work.size == 0:
             break
-        Xw, Gw = X[work], G[work]
+        Xw, Gw, Kw, Bw = X[work], G[work], K[work], B[work]
         supp = Xw > 0
         g_supp = np.where(supp, Gw, np.inf).min(axis=1)
         # on its support's optimum a column's gap is g_supp - min g: a column open by the test above
@@ -310,15 +312,13 @@ def _active_set(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray, alp
         Xn /= Xn.sum(axis=1, keepdims=True)
         XnK = _times(Xn, K)
         # a rise beyond rounding (relative to the magnitude of the terms that cancel in the objective)
-        slack = 1e-13 * np.einsum("ij,ij->i", Xw, np.abs(XK[work]) + 2.0 * np.abs(K[work]) + np.abs(B[work]))
-        change = _row_objectives(Xn, XnK, K[work], B[work], alpha) - _row_objectives(Xw, XK[work], K[work], B[work],
-                                                                                  alpha)
+        slack = 1e-13 * np.einsum("ij,ij->i", Xw, np.abs(XK[work]) + 2.0 * np.abs(Kw) + np.abs(Bw))
+        change = _row_objectives(Xn, XnK, Kw, Bw, alpha) - obj[work]
         worse = change > slack
         keep = ~worse
         # rejected, or a full step on an unchanged set that gains nothing above rounding: the
         # column is at the precision of its solve; FISTA takes it from here
         stuck[work] = worse | ((t >= 1.0) & ~entering.any(axis=1) & (change > -slack))
-        X, XK = X.copy(), XK.copy()
         X[work[keep]], XK[work[keep]] = Xn[keep], XnK[keep]
         optimal_on_support[work] = keep & (t >= 1.0)
         log.debug("active set round %d: relative gap %.3g, %d open columns, %d entering, %d blocked, %d kept",
@@ -332,7 +332,7 @@ def _solve_on_sets(mask: np.ndarray, rows: np.ndarray, K: np.ndarray, B: np.ndar
     """For each row r (a column of Z), the minimiser of Eq. 11 on {z : z_j = 0 off mask[r], sum z = 1}
     (rows of the result; NaN where a system is singular). A small set S is solved directly, its KKT
     system [2(alpha I + K_SS), -1; 1', 0] (:func:`_support_kkt`); a large one through its small
-    complement T with the inverse of M = 2 (alpha I + K), shared by all rows (:func:`_complement_kkt`).
+    complement T with one inverse shared by all rows (:func:`_complement_kkt`).
     Rows are batched by the size of what is solved, padded to the batch's largest."""
     n = K.shape[0]
     size = mask.sum(axis=1)
@@ -353,7 +353,8 @@ def _solve_on_sets(mask: np.ndarray, rows: np.ndarray, K: np.ndarray, B: np.ndar
 
 
 def _padded_sets(mask: np.ndarray):
-    """Per row the indices of its set first (then padding), the set's size s, the valid flags."""
+    """Per row the indices of its set first, then padding up to the largest set (at least one
+    column), and the flags telling set entries from padding."""
     s = int(mask.sum(axis=1).max())
     idx = np.argsort(~mask, axis=1, kind="stable")[:, :max(s, 1)]
     return idx, np.take_along_axis(mask, idx, axis=1)

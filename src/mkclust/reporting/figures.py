@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mkclust._io import atomic_path  # noqa: E402
+from mkclust._validation import as_list  # noqa: E402
 from mkclust.reporting.tables import _where, build_table  # noqa: E402
 
 
@@ -97,11 +98,7 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
 
 
 def _selected(results: pd.DataFrame, spec: dict) -> pd.DataFrame:
-    if "algorithm" in spec:  # one algorithm or a list of them
-        algs = spec["algorithm"] if isinstance(spec["algorithm"], list) else [spec["algorithm"]]
-        df = results[results["algorithm"].isin(algs)]
-    else:
-        df = results
+    df = results[results["algorithm"].isin(as_list(spec["algorithm"]))] if "algorithm" in spec else results
     return _where(df, spec.get("where") or {})
 
 
@@ -239,8 +236,8 @@ def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
         cols = list(spec["columns"].items())
         bw = 0.8 / max(len(cols), 1)
         for j, (label, col) in enumerate(cols):
-            algs = col["algorithm"] if isinstance(col["algorithm"], list) else [col["algorithm"]]
-            g = _where(results[(results["dataset"] == ds) & results["algorithm"].isin(algs)], col.get("where") or {})
+            g = _where(results[(results["dataset"] == ds) & results["algorithm"].isin(as_list(col["algorithm"]))],
+                       col.get("where") or {})
             g = g[g["kernel_weights"].notna()]
             if g.empty:
                 continue

@@ -19,6 +19,7 @@ import math
 import pandas as pd
 
 from mkclust._io import atomic_open
+from mkclust._validation import as_list
 from mkclust.reference import load_reference
 
 SEED_RULES = ("mean", "best_objective")
@@ -113,8 +114,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
     rows = []
     for ds in datasets:
         for label, col in columns.items():
-            algs = col.get("algorithm", label)  # a label, or a list of labels (e.g. one per subset size)
-            algs = algs if isinstance(algs, list) else [algs]
+            algs = as_list(col.get("algorithm", label))  # a label, or a list of labels (e.g. one per subset size)
             g = results[(results["dataset"] == ds) & results["algorithm"].isin(algs)]
             g = _where(g, col.get("where") or {})
             if g.empty:
