@@ -63,6 +63,40 @@ def test_multiclass_termination_and_blobs():
     assert metrics.acc(y, MKC(n_clusters=3, C=1.0, random_state=0).fit(K).labels_) == 1.0
 
 
+def _multiclass_slacks(F, R):
+    """size - LHS of each constraint of (4.34) in the working set R (runner-ups, -1 inactive), at the
+    scores F and their own labels argmax F (the delta term counts r_i = y_i as margin 1)."""
+    n = F.shape[0]
+    y, rows = np.argmax(F, axis=1), np.arange(n)
+    out = []
+    for Rj in R:
+        act = Rj >= 0
+        lhs = (F[rows[act], y[act]] - F[rows[act], Rj[act]]).sum() + np.count_nonzero(Rj[act] == y[act])
+        out.append((act.sum() - lhs) / n)
+    return np.array(out)
+
+
+def test_multiclass_working_set_holds_at_the_final_labels():
+    # CCCP runs to a fixed point (labels equal the linearisation's), so every constraint of Omega
+    # holds at the final scores with their own labels: no slack above xi (solver tolerance only)
+    ds = load("digits1279")
+    K = build_bank("mkc3", ds.X).gram()
+    est = MKC(n_clusters=4, rank=20, random_state=0).fit(K)
+    assert est.n_iter_ < est.max_rounds and est.working_set_.shape == (est.n_iter_, ds.y.size)
+    slack = _multiclass_slacks(est.decision_, est.working_set_)
+    assert slack.max() <= est.xi_ + 1e-5
+    assert est.rounds_[-1]["violation"] <= est.xi_ + est.epsilon
+
+
+def test_two_class_working_set_holds_at_the_final_scores(two):
+    K, y, est = two
+    f = est.decision_
+    n = y.size
+    # (2.8) for each c in Omega: (1/n) sum c_i |f_i| >= (1/n) sum c_i - xi
+    slack = (est.working_set_.sum(axis=1) - est.working_set_ @ np.abs(f)) / n
+    assert slack.max() <= est.xi_ + 1e-5
+
+
 def test_multiclass_on_four_digit_classes():
     ds = load("digits0689")
     K = build_bank("mkc3", ds.X).gram()
@@ -180,3 +214,10 @@ def test_balanced_signs_against_brute_force():
         best = max((np.where(f >= t, 1.0, -1.0) for t in np.r_[f, np.inf]),
                    key=lambda c: (abs(c.sum()) <= max(l, f.size % 2), (c == np.where(f >= 0, 1, -1)).sum()))
         assert (y == np.where(f >= 0, 1, -1)).sum() == (best == np.where(f >= 0, 1, -1)).sum()
+
+
+def test_default_C_per_problem_and_bad_C():
+    assert MKC(n_clusters=2)._C() == 30.0 and MKC(n_clusters=4)._C() == 10.0 and MKC(C=2.5)._C() == 2.5
+    X, _ = blobs(2, n=10)
+    with pytest.raises(ValueError, match="C must be positive"):
+        MKC(C=0.0).fit(build_bank("mkc3", X).gram())
