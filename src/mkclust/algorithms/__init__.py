@@ -8,6 +8,7 @@ from mkclust.algorithms.gumkl import GUMKL
 from mkclust.algorithms.itersvr import IterSVR
 from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
 from mkclust.algorithms.mkc import MKC
+from mkclust.algorithms.odmc import ODMC
 from mkclust.algorithms.rmkkm import MKKM, RKKM, RMKKM
 from mkclust.algorithms.scmk import SCMK, SCSK
 from mkclust.algorithms.spectral import NormalizedCut, SpectralClustering
@@ -25,6 +26,7 @@ ALGORITHMS = {
     "gumkl": GUMKL,
     "mkc": MKC,
     "itersvr": IterSVR,
+    "odmc": ODMC,
     "scsk": SCSK,
     "scmk": SCMK,
 }
@@ -43,4 +45,4 @@ def get_estimator(name: str, **params):
 
 
 __all__ = ["ALGORITHMS", "get_estimator", "KMeansBaseline", "KernelKMeans", "SpectralClustering",
-           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "SCSK", "SCMK", "GUMKL", "MKC", "IterSVR"]
+           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "SCSK", "SCMK", "GUMKL", "MKC", "IterSVR", "ODMC"]

@@ -1,0 +1,153 @@
+"""ODMC (Zhang and Zhou 2018): the dual objective of Eq. 3, Algorithm 1's invariants, label generation."""
+
+import itertools
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from mkclust import metrics
+from mkclust.algorithms import ODMC, get_estimator
+from mkclust.algorithms.odmc import _most_violated, dual_gradient, dual_objective, odm_constants
+
+
+def blobs(n=40, gap=6.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(n, 2)), rng.normal(size=(n, 2)) + [gap, 0.0]])
+    X -= X.mean(axis=0)
+    return X @ X.T, np.repeat([0, 1], n)
+
+
+def random_problem(n=12, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    F = rng.normal(size=(n, 4))
+    K = F @ F.T
+    alpha = rng.uniform(0, 1, size=2 * n)
+    Y = rng.choice([-1.0, 1.0], size=(k, n))
+    return K, alpha, Y
+
+
+def test_dual_objective_is_the_block_form_of_eq3():
+    K, alpha, Y = random_problem()
+    n = K.shape[0]
+    lam, nu, th = 3.0, 0.4, 0.2
+    for y in Y:
+        Q = K * np.outer(y, y)
+        H = np.block([[Q, -Q], [-Q, Q]])
+        D = np.diag(np.r_[np.ones(n), np.ones(n) / nu])
+        c = np.r_[(th - 1) * np.ones(n), (th + 1) * np.ones(n)]
+        G = -0.5 * alpha @ H @ alpha - n * (1 - th) ** 2 / (4 * lam) * alpha @ D @ alpha - c @ alpha
+        assert dual_objective(K, alpha, y, lam, nu, th)[0] == pytest.approx(G, rel=1e-12)
+
+
+def test_dual_gradient_matches_finite_differences():
+    K, alpha, Y = random_problem(seed=1)
+    w = np.array([0.2, 0.5, 0.3])
+    lam, nu, th = 10.0, 0.6, 0.4
+    f = lambda a: w @ dual_objective(K, a, Y, lam, nu, th)  # noqa: E731
+    g = dual_gradient(K, alpha, Y, w, lam, nu, th)
+    h = 1e-6
+    num = np.array([(f(alpha + h * e) - f(alpha - h * e)) / (2 * h) for e in np.eye(alpha.size)])
+    np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-6)
+
+
+def test_default_tau_holds_every_maximiser():
+    # the maximiser of G(., y) over alpha >= 0, solved independently by cvxpy, lies inside [0, tau]
+    K, _, Y = random_problem(n=15, k=4, seed=2)
+    n = K.shape[0]
+    L = np.linalg.cholesky(K + 1e-9 * np.eye(n))
+    for lam, nu, th in [(1.0, 0.2, 0.2), (100.0, 0.8, 0.6), (10.0, 0.4, 0.8)]:
+        tau = ODMC(lambda_=lam, nu=nu, theta=th).default_tau(n)
+        kappa = odm_constants(n, lam, nu, th)
+        for y in Y:
+            a1, a2 = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True)
+            s = cp.multiply(y, a1 - a2)
+            obj = (-0.5 * cp.sum_squares(L.T @ s) - kappa * (cp.sum_squares(a1) + cp.sum_squares(a2) / nu)
+                   + (1 - th) * cp.sum(a1) - (1 + th) * cp.sum(a2))
+            cp.Problem(cp.Maximize(obj)).solve(solver=cp.CLARABEL)
+            assert max(a1.value.max(), a2.value.max()) <= tau + 1e-7
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    K, y = blobs()
+    return K, y, ODMC(lambda_=1.0, max_iter=3000, random_state=0).fit(K)
+
+
+def test_two_blobs_are_labelled_perfectly(fitted):
+    K, y, est = fitted
+    assert metrics.acc(y, est.labels_) == 1.0
+    np.testing.assert_array_equal(est.labels_, (est.decision_ < 0).astype(int))
+
+
+def test_mu_on_the_simplex_alpha_in_the_box_and_B_balanced(fitted):
+    K, y, est = fitted
+    n = y.size
+    assert (est.mu_ >= 0).all() and est.mu_.sum() == pytest.approx(1.0, abs=1e-12)
+    assert est.mu_.shape == (len(est.labels_pool_),)
+    assert (est.alpha_ >= 0).all() and (est.alpha_ <= est.tau_).all()
+    sums = est.labels_pool_.astype(float).sum(axis=1)
+    assert (np.abs(sums) <= 0.03 * n).all()
+    assert set(np.unique(est.labels_pool_)) <= {-1, 1}
+    # y and -y are one clustering: B holds each once
+    assert len({tuple(r) for r in est.labels_pool_ * est.labels_pool_[:, :1]}) == len(est.labels_pool_)
+
+
+def test_duality_gap_trends_down_within_an_epoch():
+    K, _ = blobs(seed=3)
+    # no label generation: one averaging epoch over a fixed B
+    est = ODMC(lambda_=10.0, max_iter=4000, generate_every=10**6, check_every=50, random_state=1).fit(K)
+    gaps = np.array([g for _, g in est.gap_trace_])
+    windows = gaps[: len(gaps) // 4 * 4].reshape(4, -1).mean(axis=1)
+    assert (np.diff(windows) < 0).all(), windows
+    assert gaps[-1] < 0.5 * gaps[0]
+
+
+def test_gap_bound_is_above_the_true_gap():
+    # the reported gap bounds max_A phi(mu, .) - min_k G(alpha, y_k); the max solved by cvxpy
+    K, _ = blobs(n=10, seed=4)
+    est = ODMC(lambda_=1.0, max_iter=300, random_state=0).fit(K)
+    n = K.shape[0]
+    Y = est.labels_pool_.astype(float)
+    L = np.linalg.cholesky(K + 1e-9 * np.eye(n))
+    kappa = odm_constants(n, est.lambda_, est.nu, est.theta)
+    a1, a2 = cp.Variable(n), cp.Variable(n)
+    th, nu = est.theta, est.nu
+    phi = sum(m * (-0.5 * cp.sum_squares(L.T @ cp.multiply(y, a1 - a2))) for m, y in zip(est.mu_, Y))
+    phi += (-kappa * (cp.sum_squares(a1) + cp.sum_squares(a2) / nu) + (1 - th) * cp.sum(a1) - (1 + th) * cp.sum(a2))
+    prob = cp.Problem(cp.Maximize(phi), [a1 >= 0, a2 >= 0, a1 <= est.tau_, a2 <= est.tau_])
+    prob.solve(solver=cp.CLARABEL)
+    true_gap = prob.value - dual_objective(K, est.alpha_, Y, est.lambda_, nu, th).min()
+    assert -1e-7 <= true_gap <= est.duality_gap_ + 1e-7
+
+
+def test_most_violated_is_balanced_and_swap_optimal():
+    rng = np.random.default_rng(5)
+    F = rng.normal(size=(10, 3))
+    K = F @ F.T
+    d = rng.uniform(-1, 1, size=10)
+    M = K * np.outer(d, d)
+    y = _most_violated(K, d, beta=0.0)
+    assert y.sum() == 0
+    best = y @ M @ y
+    # no swap of a +1 and a -1 label improves it (brute force over all swaps)
+    for i, j in itertools.product(np.flatnonzero(y > 0), np.flatnonzero(y < 0)):
+        z = y.copy()
+        z[i], z[j] = -1, 1
+        assert z @ M @ z <= best + 1e-10
+    # and it beats the median thresholding of a random direction
+    assert best >= np.sign(rng.normal(size=10)) @ M @ np.sign(rng.normal(size=10)) - 1e-12
+
+
+def test_odmc_parameters_and_registry():
+    K, _ = blobs(n=8)
+    with pytest.raises(ValueError, match="two classes"):
+        ODMC(n_clusters=3).fit(K)
+    with pytest.raises(ValueError, match="theta"):
+        ODMC(theta=1.0).fit(K)
+    with pytest.raises(ValueError, match="positive"):
+        ODMC(lambda_=0.0).fit(K)
+    a = get_estimator("odmc", lambda_=10.0, max_iter=200, random_state=3).fit(K)
+    b = ODMC(lambda_=10.0, max_iter=200, random_state=3).fit(K)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.mu_, b.mu_)
