@@ -8,7 +8,7 @@ import pytest
 
 from mkclust import metrics
 from mkclust.algorithms import ODMC, get_estimator
-from mkclust.algorithms.odmc import _most_violated, dual_gradient, dual_objective, odm_constants
+from mkclust.algorithms.odmc import _most_violated, dual_gradient, dual_objective, odm_kappa
 
 
 def blobs(n=40, gap=6.0, seed=0):
@@ -58,7 +58,7 @@ def test_default_tau_holds_every_maximiser():
     L = np.linalg.cholesky(K + 1e-9 * np.eye(n))
     for lam, nu, th in [(1.0, 0.2, 0.2), (100.0, 0.8, 0.6), (10.0, 0.4, 0.8)]:
         tau = ODMC(lambda_=lam, nu=nu, theta=th).default_tau(n)
-        kappa = odm_constants(n, lam, nu, th)
+        kappa = odm_kappa(n, lam, th)
         for y in Y:
             a1, a2 = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True)
             s = cp.multiply(y, a1 - a2)
@@ -110,7 +110,7 @@ def test_gap_bound_is_above_the_true_gap():
     n = K.shape[0]
     Y = est.labels_pool_.astype(float)
     L = np.linalg.cholesky(K + 1e-9 * np.eye(n))
-    kappa = odm_constants(n, est.lambda_, est.nu, est.theta)
+    kappa = odm_kappa(n, est.lambda_, est.theta)
     a1, a2 = cp.Variable(n), cp.Variable(n)
     th, nu = est.theta, est.nu
     phi = sum(m * (-0.5 * cp.sum_squares(L.T @ cp.multiply(y, a1 - a2))) for m, y in zip(est.mu_, Y))

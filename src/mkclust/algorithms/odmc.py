@@ -65,21 +65,27 @@ from mkclust.algorithms.kmeans import KernelKMeans
 log = logging.getLogger(__name__)
 
 
-def odm_constants(n: int, lambda_: float, nu: float, theta: float) -> float:
+def odm_kappa(n: int, lambda_: float, theta: float) -> float:
     """kappa = n (1 - theta)^2 / (4 lambda) of Eq. 3."""
     return n * (1.0 - theta) ** 2 / (4.0 * lambda_)
+
+
+def _label_products(K, alpha, Y, KS):
+    """(Y as 2-D, alpha_1, alpha_2, S = y_k * (alpha_1 - alpha_2) rows, K s_k rows): one GEMM unless
+    ``KS`` is given."""
+    Y = np.atleast_2d(Y)
+    n = K.shape[0]
+    a1, a2 = alpha[:n], alpha[n:]
+    S = Y * (a1 - a2)[None, :]
+    return Y, a1, a2, S, (S @ K if KS is None else KS)
 
 
 def dual_objective(K: np.ndarray, alpha: np.ndarray, Y: np.ndarray, lambda_: float, nu: float, theta: float,
                    KS: np.ndarray | None = None) -> np.ndarray:
     """G(alpha, y_k) of Eq. 3 for every row y_k of ``Y`` ((|B|, n) or (n,)); vectorised, one GEMM.
     ``KS`` may pass the precomputed (|B|, n) products (K s_k)'."""
-    Y = np.atleast_2d(Y)
-    n = K.shape[0]
-    a1, a2 = alpha[:n], alpha[n:]
-    S = Y * (a1 - a2)[None, :]
-    KS = S @ K if KS is None else KS
-    kappa = odm_constants(n, lambda_, nu, theta)
+    Y, a1, a2, S, KS = _label_products(K, alpha, Y, KS)
+    kappa = odm_kappa(K.shape[0], lambda_, theta)
     base = -kappa * (a1 @ a1 + a2 @ a2 / nu) + (1 - theta) * a1.sum() - (1 + theta) * a2.sum()
     return -0.5 * np.einsum("kn,kn->k", S, KS) + base
 
@@ -87,12 +93,8 @@ def dual_objective(K: np.ndarray, alpha: np.ndarray, Y: np.ndarray, lambda_: flo
 def dual_gradient(K: np.ndarray, alpha: np.ndarray, Y: np.ndarray, weights: np.ndarray, lambda_: float,
                   nu: float, theta: float, KS: np.ndarray | None = None) -> np.ndarray:
     """d/dalpha of sum_k weights_k G(alpha, y_k) (Eq. 3), a (2n,) vector."""
-    Y = np.atleast_2d(Y)
-    n = K.shape[0]
-    a1, a2 = alpha[:n], alpha[n:]
-    S = Y * (a1 - a2)[None, :]
-    KS = S @ K if KS is None else KS
-    kappa = odm_constants(n, lambda_, nu, theta)
+    Y, a1, a2, _, KS = _label_products(K, alpha, Y, KS)
+    kappa = odm_kappa(K.shape[0], lambda_, theta)
     w = np.asarray(weights, dtype=np.float64)
     yks = w @ (Y * KS)                              # sum_k w_k y_k * (K s_k)
     sw = w.sum()
@@ -176,14 +178,14 @@ class ODMC(BaseClusterer):
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
     def default_tau(self, n: int) -> float:
-        kappa = odm_constants(n, self.lambda_, self.nu, self.theta)
+        kappa = odm_kappa(n, self.lambda_, self.theta)
         one = 1.0 - float(self.theta)
         return max(one * np.sqrt(n) / kappa, one * np.sqrt(n * float(self.nu)) / (2 * kappa))
 
     def _bounds(self, lam_max: float, n: int, tau: float) -> tuple[float, float]:
         """L1 >= |G| and L2 >= ||dG/dalpha|| over the box and every y (Theorem 1's constants):
         ||s|| <= sqrt(n) tau, ||K s|| <= lambda_max sqrt(n) tau."""
-        kappa = odm_constants(n, self.lambda_, self.nu, self.theta)
+        kappa = odm_kappa(n, self.lambda_, self.theta)
         th, nu = float(self.theta), float(self.nu)
         rn = np.sqrt(n)
         L1 = 0.5 * lam_max * n * tau**2 + kappa * n * tau**2 * (1 + 1 / nu) + (1 + th) * n * tau
@@ -208,16 +210,15 @@ class ODMC(BaseClusterer):
         return pool
 
     def _gap(self, K, mu, alpha, Y, tau):
-        """(phi(mu, alpha), min_k G_k, the Eq. 9 bound on the duality gap) at (mu, alpha)."""
+        """(phi(mu, alpha), min_k G_k, the duality-gap bound of the module docstring, G) at (mu, alpha)."""
         n = K.shape[0]
-        S = Y * (alpha[:n] - alpha[n:])[None, :]
-        KS = S @ K
+        KS = _label_products(K, alpha, Y, None)[4]
         G = dual_objective(K, alpha, Y, self.lambda_, self.nu, self.theta, KS=KS)
         grad = dual_gradient(K, alpha, Y, mu, self.lambda_, self.nu, self.theta, KS=KS)
         phi = float(mu @ G)
         # phi(mu, .) is m-strongly concave, m = 2 kappa min(1, 1/nu), so max_A phi(mu, .) - phi(mu, alpha)
         # <= max over the box of g'delta - m/2 ||delta||^2, separable: delta_i = clip(g_i / m, box)
-        m = 2 * odm_constants(n, self.lambda_, self.nu, self.theta) * min(1.0, 1.0 / float(self.nu))
+        m = 2 * odm_kappa(n, self.lambda_, self.theta) * min(1.0, 1.0 / float(self.nu))
         delta = np.clip(grad / m, -alpha, tau - alpha)
         gap = phi - float(G.min()) + float(grad @ delta - 0.5 * m * delta @ delta)
         return phi, float(G.min()), max(gap, 0.0), G
@@ -258,8 +259,7 @@ class ODMC(BaseClusterer):
             a = nb * L1 / np.sqrt(np.log(nb)) if nb > 1 else np.inf
             i, j = int(rng.randint(nb)), int(rng.choice(nb, p=mu))
             pair = Y[[i, j]]
-            S = pair * (alpha[:n] - alpha[n:])[None, :]
-            KS = S @ K
+            KS = _label_products(K, alpha, pair, None)[4]          # K s_i and K s_j: one GEMM
             Gi = dual_objective(K, alpha, pair[:1], lam, nu, th, KS=KS[:1])[0]
             grad = dual_gradient(K, alpha, pair[1:], np.ones(1), lam, nu, th, KS=KS[1:])
             if np.isfinite(a):
