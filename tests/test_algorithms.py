@@ -97,7 +97,7 @@ def test_km_baseline(blobs):
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_estimator_api_and_determinism(name, blobs):
     X, y = blobs
-    k = 2 if name == "itersvr" else 3  # IterSVR is two-class only
+    k = 2 if ALGORITHMS[name].two_class_only else 3  # IterSVR and ODMC cluster into two classes only
     est = get_estimator(name, n_clusters=k, random_state=5)
     data = X if est.input_kind == "features" else gaussian_gram(X, 2.0)
     a = est.fit_predict(data)

@@ -21,6 +21,8 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     """
 
     input_kind = "kernel"
+    #: True for methods defined for two clusters only (IterSVR, ODMC)
+    two_class_only = False
 
     def _validate_kernel(self, K) -> np.ndarray:
         """One (n, n) kernel, checked; and n_clusters checked against n."""

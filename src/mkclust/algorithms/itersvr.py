@@ -49,6 +49,8 @@ class IterSVR(BaseClusterer):
     SVR's epsilon-insensitive training loss sum max(0, |f - y| - eps), for comparing restarts).
     """
 
+    two_class_only = True
+
     def __init__(self, n_clusters=2, C=1.0, svr_epsilon=0.1, balance=None, max_iter=50, random_state=None):
         self.n_clusters = n_clusters
         self.C = C

@@ -149,6 +149,8 @@ class ODMC(BaseClusterer):
     (a, b, eta of the last epoch).
     """
 
+    two_class_only = True
+
     def __init__(self, n_clusters=2, lambda_=1.0, nu=0.8, theta=0.2, balance=None, tau=None, max_iter=2000,
                  gap_tol=1e-3, generate_every=100, check_every=50, n_pool=5, max_labels=50, random_state=None):
         self.n_clusters = n_clusters
