@@ -28,6 +28,8 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         """One (n, n) kernel, checked; and n_clusters checked against n."""
         K = check_kernels(K, allow_multiple=self.input_kind == "kernels")
         check_n_clusters(self.n_clusters, K.shape[1])
+        if self.two_class_only and int(self.n_clusters) != 2:
+            raise ValueError(f"{type(self).__name__} clusters into two classes only, got n_clusters={self.n_clusters}")
         return K if self.input_kind == "kernels" else K[0]
 
     def _best_restart(self, run_once: Callable, objective: Callable, n_init: int | None = None):

@@ -61,8 +61,6 @@ class IterSVR(BaseClusterer):
 
     def fit(self, K, y=None):
         K = self._validate_kernel(K)
-        if self.n_clusters != 2:
-            raise ValueError(f"IterSVR clusters into two classes only, got n_clusters={self.n_clusters}")
         n = K.shape[0]
         l = 0.03 * n if self.balance is None else float(self.balance)
         rng = check_random_state(self.random_state)

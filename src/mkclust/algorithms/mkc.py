@@ -193,7 +193,7 @@ class MKC(BaseClusterer):
             # feature_map of F F' (uncentred, as for a Gram matrix); new points are projected alike
             self._bases = [None if self.rank is None or F.shape[1] <= int(self.rank)
                            else principal_directions(F, rank=self.rank)[0] for F in feats]
-            feats = [F if V is None else F @ V for F, V in zip(feats, self._bases)]
+            feats = self._reduce(feats)
         else:
             K = check_kernels(X, allow_multiple=True)
             self._proj = []
@@ -204,6 +204,11 @@ class MKC(BaseClusterer):
                 # unseen x: Phi(x) = k(x, X) U lam^-1/2, and U lam^-1/2 = F / lam
                 self._proj.append(F / np.asarray(info["eigenvalues"])[None, :])
         return feats
+
+    def _reduce(self, feats):
+        """Each feature matrix projected on its fitted principal directions (where it had more
+        than ``rank`` columns), as given otherwise."""
+        return [F if V is None else F @ V for F, V in zip(feats, self._bases)]
 
     # ------------------------------------------------------------------------------- fit
     def fit(self, X, y=None):
@@ -371,8 +376,7 @@ class MKC(BaseClusterer):
                 raise ValueError("fitted on Gram matrices: pass the cross-kernel bank (m, n_new, n_train)")
             if len(X) != len(self._bases):
                 raise ValueError(f"{len(X)} feature maps for a model of {len(self._bases)} kernels")
-            Phi = np.hstack([np.asarray(F, dtype=np.float64) @ (np.eye(np.shape(F)[1]) if V is None else V)
-                             for F, V in zip(X, self._bases)])
+            Phi = np.hstack(self._reduce([np.asarray(F, dtype=np.float64) for F in X]))
         else:
             if self._proj is None:
                 raise ValueError("fitted on feature maps: pass the new points' feature maps")

@@ -60,7 +60,7 @@ from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer
 from mkclust.algorithms.itersvr import balanced_signs
-from mkclust.algorithms.kmeans import KernelKMeans
+from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances
 
 log = logging.getLogger(__name__)
 
@@ -169,8 +169,6 @@ class ODMC(BaseClusterer):
 
     # ------------------------------------------------------------------------------ pieces
     def _check_params(self):
-        if int(self.n_clusters) != 2:
-            raise ValueError(f"ODMC clusters into two classes only, got n_clusters={self.n_clusters}")
         if not float(self.lambda_) > 0 or not float(self.nu) > 0:
             raise ValueError(f"lambda_ and nu must be positive, got {self.lambda_}, {self.nu}")
         if not 0 <= float(self.theta) < 1:
@@ -196,17 +194,14 @@ class ODMC(BaseClusterer):
 
     def _initial_pool(self, K: np.ndarray, beta: float, rng) -> list[np.ndarray]:
         n = K.shape[0]
+        diag = np.diag(K)
         pool = []
         for _ in range(int(self.n_pool)):
             lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng).fit(K).labels_
-            # squared feature-space distances to the two cluster means; +1 nearer cluster 0
-            Z = np.stack([lab == 0, lab == 1], axis=1).astype(np.float64)
-            Z /= np.maximum(Z.sum(axis=0), 1.0)
-            KZ = K @ Z
-            dist = -2 * KZ + np.einsum("nc,nc->c", Z, KZ)[None, :]
+            dist = cluster_distances(K, diag, lab, 2)        # +1 nearer cluster 0
             pool.append(balanced_signs(dist[:, 1] - dist[:, 0], beta))
-        H = np.eye(n) - 1.0 / n
-        _, vecs = eigh(H @ K @ H, subset_by_index=[n - 3, n - 1])
+        m = K.mean(axis=0)                                   # H K H from the means, no n^3 product
+        _, vecs = eigh(K - m[:, None] - m[None, :] + m.mean(), subset_by_index=[n - 3, n - 1])
         for v in vecs.T[::-1]:
             pool.append(balanced_signs(v, beta))
         return pool
@@ -249,6 +244,12 @@ class ODMC(BaseClusterer):
             yk = yk * yk[0]
             pool.setdefault(yk.tobytes(), yk)
         Y = np.array(list(pool.values()))
+
+        def mu_scale(nb: int) -> float:
+            """Theorem 1's a = |B| L1 / sqrt(log |B|); with one label mu is fixed (no entropic step)."""
+            return nb * L1 / np.sqrt(np.log(nb)) if nb > 1 else np.inf
+
+        a = mu_scale(len(Y))
         mu = np.full(len(Y), 1.0 / len(Y))
         alpha = np.zeros(2 * n)
         sum_mu, sum_alpha, count = np.zeros_like(mu), np.zeros(2 * n), 0
@@ -258,7 +259,6 @@ class ODMC(BaseClusterer):
         t0 = time.perf_counter()
         for t in range(1, T + 1):
             nb = len(Y)
-            a = nb * L1 / np.sqrt(np.log(nb)) if nb > 1 else np.inf
             i, j = int(rng.randint(nb)), int(rng.choice(nb, p=mu))
             pair = Y[[i, j]]
             KS = _label_products(K, alpha, pair, None)[4]          # K s_i and K s_j: one GEMM
@@ -288,6 +288,7 @@ class ODMC(BaseClusterer):
                     if not known and gnew < gmin - float(self.gap_tol) * max(1.0, abs(phi)):
                         log.info("ODMC step %d: label %d joins B (G %.6g < min %.6g)", t, len(Y) + 1, gnew, gmin)
                         Y = np.vstack([Y, ynew])
+                        a = mu_scale(len(Y))
                         mu = np.append(mu * len(Y[:-1]) / len(Y), 1.0 / len(Y))
                         sum_mu, sum_alpha, count = np.zeros_like(mu), np.zeros(2 * n), 0
                         gap = np.inf
@@ -296,16 +297,16 @@ class ODMC(BaseClusterer):
                 if gap <= float(self.gap_tol) * max(1.0, abs(phi)):
                     converged = True
                     break
-        if count == 0:  # a label joined at the last step: average the current point
-            sum_mu, sum_alpha, count = mu.copy(), alpha.copy(), 1
-        mu_bar, alpha_bar = sum_mu / count, sum_alpha / count
-        phi, _, gap, _ = self._gap(K, mu_bar, alpha_bar, Y, tau)
+        # the loop ends on a check (converged, or t = T) whose averages and gap stand; only a label
+        # that joined at the last step leaves an empty average: take the current point
+        if count == 0:
+            mu_bar, alpha_bar = mu.copy(), alpha.copy()
+            phi, _, gap, _ = self._gap(K, mu_bar, alpha_bar, Y, tau)
         self.mu_, self.alpha_, self.labels_pool_ = mu_bar, alpha_bar, Y.astype(np.int8)
         self.decision_ = mu_bar @ Y
         self.labels_ = (self.decision_ < 0).astype(np.int64)
         self.objective_, self.duality_gap_ = phi, gap
         self.n_iter_, self.converged_, self.tau_ = t, converged, tau
-        a = len(Y) * L1 / np.sqrt(np.log(len(Y))) if len(Y) > 1 else np.inf
         self.step_ = {"a": float(a), "b": float(b), "eta": float(eta)}
         self.seconds_per_iteration_ = (time.perf_counter() - t0) / max(t, 1)
         if not converged:
