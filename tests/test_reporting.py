@@ -160,3 +160,53 @@ def test_timing_totals_sum_parameter_sets(tmp_path):
     assert sorted(t["cpu_seconds"]) == [6.0, 6.0, 12.0, 12.0] and "MMC" not in set(tot["algorithm"])
     fig = make_figure(df, {"kind": "timing", "x": "n", "loglog": True, "totals": {"MMC (K1+K2+K3)": "MMC"}})
     assert save_figure(fig, str(tmp_path / "t"))
+
+
+# ------------------------------------------------------------- significance and N/A cells (ODMC Table 2)
+
+def test_paired_outcome_against_scipy():
+    from scipy import stats
+
+    from mkclust.reporting.tables import paired_outcome
+
+    ref = pd.Series([0.80, 0.82, 0.79, 0.81, 0.83], index=range(5))
+    worse = pd.Series([0.70, 0.71, 0.69, 0.72, 0.70], index=range(5))
+    out, p = paired_outcome(ref, worse)
+    assert out == "win" and p == pytest.approx(stats.ttest_rel(ref, worse).pvalue)
+    assert paired_outcome(worse, ref)[0] == "loss"
+    noisy = ref + pd.Series([0.02, -0.03, 0.01, -0.01, 0.005], index=range(5))
+    assert paired_outcome(ref, noisy)[0] == "tie"
+    # a deterministic column (one run) is a constant: a one-sample test of the reference's runs
+    out, p = paired_outcome(ref, pd.Series([0.5], index=[0]))
+    assert out == "win" and p == pytest.approx(stats.ttest_1samp(ref, 0.5).pvalue)
+    assert paired_outcome(ref, ref.copy()) == ("tie", 1.0)
+    # identical non-zero differences: decided by their sign
+    assert paired_outcome(ref, ref - 0.1)[0] == "win"
+
+
+def significance_runs():
+    rows = []
+    rng = np.random.default_rng(0)
+    for ds, gap in [("a", 0.2), ("b", 0.0)]:
+        for seed in range(6):
+            base = 0.6 + 0.01 * rng.normal()
+            for alg, val in [("ODMC", base + gap), ("KM", base)]:
+                rows.append({"dataset": ds, "algorithm": alg, "param_id": "default", "seed": seed, "acc": val,
+                             "ri": val, "objective": 0.0, "status": "ok", "reason": ""})
+        rows.append({"dataset": ds, "algorithm": "GMMC", "param_id": "default", "seed": 0, "acc": math.nan,
+                     "ri": math.nan, "objective": math.nan, "status": "n/a", "reason": "n = 9 > max_n = 5"})
+    return frame(rows)
+
+
+def test_table_with_win_tie_loss_rows_and_na_cells(tmp_path):
+    spec = {"metrics": ["acc"], "compare": {"against": "ODMC"},
+            "columns": {"KM": {"algorithm": "KM"}, "GMMC": {"algorithm": "GMMC"}, "ODMC": {"algorithm": "ODMC"}}}
+    tidy = build_table(significance_runs(), spec)
+    vs = tidy.set_index(["dataset", "column"])["vs"]
+    assert vs[("a", "KM")] == "win" and vs[("b", "KM")] == "tie" and vs[("a", "ODMC")] == "reference"
+    gm = tidy[tidy["column"] == "GMMC"]
+    assert gm["value"].isna().all() and (gm["na_reason"] == "n = 9 > max_n = 5").all() and (gm["vs"] == "").all()
+    write_table(tidy, str(tmp_path / "t"), "T")
+    md = (tmp_path / "t.md").read_text()
+    assert "N/A" in md and "•" in md
+    assert "| ODMC: w/t/l | acc | 1/1/0 |" in md  # KM: one win, one tie; GMMC N/A is not counted

@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_info
 from mkclust import metrics as _metrics
 from mkclust._validation import as_list
 from mkclust.algorithms import ALGORITHMS, get_estimator
+from mkclust.algorithms.base import NotFinished
 from mkclust.datasets import REGISTRY as DATASETS
 from mkclust.datasets import Dataset, load
 from mkclust.kernels import BANKS, KernelBank, bank_size, build_bank
@@ -505,17 +506,27 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
     log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
              run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    if fit_subset is None:
-        est.fit(data)
-        labels = np.asarray(est.labels_)
-    else:
-        labels = np.asarray(_subset_fit(est, data, ds.n, int(fit_subset), run.seed))
+    status, reason = "ok", ""
+    try:
+        if fit_subset is None:
+            est.fit(data)
+            labels = np.asarray(est.labels_)
+        else:
+            labels = np.asarray(_subset_fit(est, data, ds.n, int(fit_subset), run.seed))
+    except NotFinished as exc:  # declined or out of budget (GMMC): an N/A cell with the reason
+        status, reason, labels = "n/a", str(exc), None
+        log.warning("%s on %s: N/A (%s)", run.algorithm, run.dataset, reason)
     fit_seconds, cpu_seconds = time.perf_counter() - wall0, time.process_time() - cpu0
+    if labels is None:
+        scores = {name: float("nan") for name in _metrics.METRICS}
+    else:
+        scores = _metrics.evaluate(ds.y, labels)
     rec = {
         "experiment": run.experiment, "algorithm": run.algorithm, "estimator": run.estimator,
         "dataset": run.dataset, "bank": run.bank, "params": run.params, "param_id": run.param_id,
         "seed": run.seed, "n": ds.n, "n_clusters": int(params["n_clusters"]), "kernel_name": kernel_name,
-        "labels": labels.tolist(), "metrics": _metrics.evaluate(ds.y, labels),
+        "status": status, "reason": reason,
+        "labels": [] if labels is None else labels.tolist(), "metrics": scores,
         "objective": _jsonable(getattr(est, "objective_", None)),
         "objective_trace": _jsonable(getattr(est, "objective_trace_", None)),
         "kernel_weights": _jsonable(getattr(est, "kernel_weights_", None)),
@@ -526,7 +537,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
         "versions": _versions(), "diagnostics": _diagnostics(est),
     }
     log.info("done in %.3f s (cpu %.3f s): %s", fit_seconds, cpu_seconds,
-             ", ".join(f"{k}={v:.4f}" for k, v in rec["metrics"].items()))
+             ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
     return rec
 
 
@@ -535,7 +546,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
 # ------------------------------------------------------------------------------------------------
 
 RESULT_COLUMNS = ["experiment", "algorithm", "estimator", "dataset", "bank", "param_id", "params", "seed",
-                  "n", "n_clusters", "kernel_name", "objective", "n_iter", "fit_seconds", "cpu_seconds",
+                  "status", "reason", "n", "n_clusters", "kernel_name", "objective", "n_iter", "fit_seconds", "cpu_seconds",
                   "peak_rss_mb", "timing", "dataset_flags", "kernel_weights"]
 
 
@@ -547,6 +558,7 @@ def records_to_frame(records: list[dict]):
     rows = []
     for r in records:
         row = {k: r.get(k) for k in RESULT_COLUMNS}
+        row["status"], row["reason"] = r.get("status", "ok"), r.get("reason", "")  # records before N/A existed
         row["params"] = json.dumps(r["params"], sort_keys=True)
         row["dataset_flags"] = ";".join(r.get("dataset_flags") or [])
         if isinstance(row["kernel_name"], list):  # a multi-kernel run: its bank's kernel names

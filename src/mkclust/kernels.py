@@ -448,10 +448,11 @@ GAUSS_GRID_WIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def _bank_gauss_grid(X, G, D, widths: Sequence[float] = GAUSS_GRID_WIDTHS,
-                     reference: str = "mean", normalize: str = "none"):
+                     reference: str = "mean", normalize: str = "none", linear: bool = False):
     """Gaussian kernels exp(-D / (2 sigma^2)) with sigma = w * sqrt(ref) for each w in ``widths``;
     ref is the mean (default), median or max squared pairwise distance over i != j, or 1 for
-    ``reference="none"`` (widths are then absolute sigmas)."""
+    ``reference="none"`` (widths are then absolute sigmas). ``linear=True`` puts the linear kernel
+    x'y first (the ODMC protocol: "both the linear and Gaussian kernels are used")."""
     off = D[~np.eye(*D.shape, dtype=bool)]  # square, or a Nystroem block with the self pairs on its diagonal
     refs = {"mean": lambda: off.mean(), "median": lambda: np.median(off), "max": lambda: off.max(),
             "none": lambda: 1.0}
@@ -461,8 +462,10 @@ def _bank_gauss_grid(X, G, D, widths: Sequence[float] = GAUSS_GRID_WIDTHS,
     sigmas = [float(w) * np.sqrt(ref) for w in widths]
     kernels = (gaussian_from_sqdist(D, s, "sigma") for s in sigmas)
     names = [f"gauss(w={w:g},ref={reference})" for w in widths]  # sigma = w * sqrt(ref)
+    if linear:
+        kernels, names = itertools.chain([G], kernels), ["linear"] + names
     return kernels, names, {"widths": list(map(float, widths)), "reference": reference,
-                            "reference_value": ref, "sigmas": sigmas, "normalize": normalize}
+                            "reference_value": ref, "sigmas": sigmas, "normalize": normalize, "linear": bool(linear)}
 
 
 BANKS: dict[str, Callable] = {
@@ -505,7 +508,7 @@ def bank_size(name: str, **options) -> int | None:
         "mkc3": lambda: 3,
         "rmkkm12": lambda: len(options.get("t0", RMKKM_T0)) + 5,
         "scmk12": lambda: len(options.get("t", SCMK_T)) + 5,
-        "gauss_grid": lambda: len(options.get("widths", GAUSS_GRID_WIDTHS)),
+        "gauss_grid": lambda: len(options.get("widths", GAUSS_GRID_WIDTHS)) + bool(options.get("linear", False)),
         "views_linear": lambda: len(options["views"]) if options.get("views") else None,
     }
     if name not in sizes:

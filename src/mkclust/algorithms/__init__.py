@@ -4,9 +4,11 @@ of lowercase names for configurations (``get_estimator("kkm", n_clusters=4)``)."
 from __future__ import annotations
 
 from mkclust.algorithms.aasc import AASC
+from mkclust.algorithms.gmmc import GMMC
 from mkclust.algorithms.gumkl import GUMKL
 from mkclust.algorithms.itersvr import IterSVR
 from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
+from mkclust.algorithms.lgmmc import LGMMC
 from mkclust.algorithms.mkc import MKC
 from mkclust.algorithms.odmc import ODMC
 from mkclust.algorithms.rmkkm import MKKM, RKKM, RMKKM
@@ -27,6 +29,8 @@ ALGORITHMS = {
     "mkc": MKC,
     "itersvr": IterSVR,
     "odmc": ODMC,
+    "lgmmc": LGMMC,
+    "gmmc": GMMC,
     "scsk": SCSK,
     "scmk": SCMK,
 }
@@ -45,4 +49,5 @@ def get_estimator(name: str, **params):
 
 
 __all__ = ["ALGORITHMS", "get_estimator", "KMeansBaseline", "KernelKMeans", "SpectralClustering",
-           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "SCSK", "SCMK", "GUMKL", "MKC", "IterSVR", "ODMC"]
+           "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "SCSK", "SCMK", "GUMKL", "MKC", "IterSVR", "ODMC", "LGMMC",
+           "GMMC"]

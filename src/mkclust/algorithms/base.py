@@ -12,6 +12,11 @@ from sklearn.utils import check_random_state
 from mkclust._validation import check_features, check_kernels, check_n_clusters
 
 
+class NotFinished(RuntimeError):
+    """A fit that declined or ran out of its budget (GMMC's time limit); the experiment runner
+    records the run as N/A with this message as the reason, as the papers' tables do."""
+
+
 class BaseClusterer(ClusterMixin, BaseEstimator):
     """Base of every mkclust estimator.
 
@@ -52,6 +57,13 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         X = check_features(X)
         check_n_clusters(self.n_clusters, X.shape[0])
         return X
+
+
+def center_kernel(K: np.ndarray) -> np.ndarray:
+    """H K H with H = I - ee'/n: the kernel of the features centred at their mean (a new array; no
+    n^3 product)."""
+    m = K.mean(axis=0)
+    return K - m[:, None] - m[None, :] + m.mean()
 
 
 def check_affinity(W: np.ndarray, negative: str) -> np.ndarray:

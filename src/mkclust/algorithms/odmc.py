@@ -18,9 +18,19 @@ mirror descent): i_t uniform, j_t ~ mu_t; mu <- mu exp(-eta |B| G(alpha, y_i) e_
 averaged iterates; stop when the duality gap is below ``gap_tol`` (iota) or after ``max_iter``
 (T) steps. Step parameters of **Theorem 1**: a = |B| L1 / sqrt(log |B|), b = sqrt(2) L2 / (sqrt(n)
 tau), eta = sqrt(2 / T), with L1, L2 the bounds on |G| and ||dG/dalpha|| over A and B computed from
-lambda_max(K) (``_bounds``). Labels: sign(sum_k mu_k y_k) (ties +1; cluster 0 is +1).
+lambda_max(K) (``_bounds``). Labels: sign(sum_k mu_k y_k) (ties +1; cluster 0 is +1), every y_k oriented to agree with
+the first label of B (:func:`orient`).
 
 Choices the paper leaves open (documented, tested):
+
+- **L1 and L2** (``steps``). With ``steps="theorem"`` they are the provable bounds over A and B
+  (``_bounds``). Those are loose by orders of magnitude: on two blobs (n = 60, lambda = 1) |G| at the
+  end is 0.03-0.23 against L1 = 6370, so the entropic step moves log mu by about 1e-6 per step and
+  mu stays uniform for all 2000 steps (the labels are then the plain vote of B; 0.75-0.78
+  accuracy). ``steps="adaptive"`` (default) uses the largest |G(alpha_t, y_i)| and ||dG(alpha_t,
+  y_j)/dalpha|| drawn so far instead (Theorem 1's formulas for a and b unchanged), the scale the
+  theorem intends for a tight bound. The result is still certified by the duality gap below, which
+  does not depend on the steps.
 
 - **tau** (the paper: "sufficiently large"): the smallest box that provably holds the maximiser of
   G(., y) for every y: G <= -kappa ||alpha_1||^2 + (1 - theta) e'alpha_1 and G(0, y) = 0 give
@@ -56,13 +66,17 @@ import time
 
 import numpy as np
 from scipy.linalg import eigh
+from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer
+from mkclust.algorithms.base import BaseClusterer, center_kernel
 from mkclust.algorithms.itersvr import balanced_signs
 from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances
 
 log = logging.getLogger(__name__)
+
+#: largest n for dense eigensolvers; Lanczos (eigsh) above
+DENSE_LIMIT = 400
 
 
 def odm_kappa(n: int, lambda_: float, theta: float) -> float:
@@ -102,26 +116,64 @@ def dual_gradient(K: np.ndarray, alpha: np.ndarray, Y: np.ndarray, weights: np.n
                            yks + sw * (-2 * kappa * a2 / nu - (1 + theta))])
 
 
-def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_sweeps: int = 20) -> np.ndarray:
-    """A balanced y maximising (y*d)'K(y*d) (= argmin_y G(alpha, y)): the balanced thresholding of the
-    leading eigenvector of diag(d) K diag(d), then swaps of one +1 and one -1 label (which keep e'y)
-    while the best swap increases the objective; each sweep is vectorised (O(n^2))."""
+def orient(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """y or -y, whichever agrees with ``ref`` on more samples (y on a tie): one clustering has one
+    orientation within a label set whose members are combined by a vote."""
+    return -y if y @ ref < 0 else y
+
+
+def leading_eigenvectors(matvec, n: int, k: int, v0: np.ndarray | None = None, dense=None):
+    """The k leading (largest algebraic) eigenpairs of a symmetric n x n operator, descending:
+    ``eigsh`` (Lanczos, O(n^2) per product, warm start ``v0``) above ``DENSE_LIMIT`` samples, the dense
+    ``eigh`` of ``dense()`` (the explicit matrix) below, where it is faster and exact."""
+    if n <= DENSE_LIMIT or k >= n - 1:
+        lam, vec = eigh(dense(), subset_by_index=[n - k, n - 1])
+    else:
+        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+        lam, vec = eigsh(op, k=k, which="LA", v0=v0, tol=1e-8)
+    order = np.argsort(lam)[::-1]
+    return lam[order], vec[:, order]
+
+
+def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 200, n_candidates: int = 32,
+                   v0: np.ndarray | None = None) -> np.ndarray:
+    """A balanced y maximising y'My, M = diag(d) K diag(d) (= argmax_y (y*d)'K(y*d) = argmin_y G(alpha, y)).
+
+    Start: the balanced thresholding of M's leading eigenvector (Lanczos on the implicit M, warm
+    started from ``v0``; M is never formed). Then swaps of one +1 and one -1 label, which keep e'y,
+    while the best swap increases y'My: the swap gain is delta_i + delta_j - 8 M_ij with delta_i =
+    4 (M_ii - y_i (My)_i) the gain of flipping i alone. Each swap searches the ``n_candidates`` best
+    single flips of either sign first, O(n); only when none of those pairs improves is every pair
+    checked (one (n/2)^2 block), so the result is swap-optimal. My is updated in O(n) per swap."""
     n = d.size
-    M = K * np.outer(d, d)
-    _, vec = eigh(M, subset_by_index=[n - 1, n - 1])
+    if not np.any(d):                                        # alpha = 0: every y has the same G
+        d = np.ones(n)
+    _, vec = leading_eigenvectors(lambda v: d * (K @ (d * v)), n, 1, v0=v0, dense=lambda: K * np.outer(d, d))
     y = balanced_signs(vec[:, 0], beta)
-    for _ in range(max_sweeps):
-        g = M @ y                                    # objective y'My; flipping i changes it by -4 y_i g_i + 4 M_ii
-        delta = -4 * y * g + 4 * np.diag(M)          # gain of flipping i alone
+    g = d * (K @ (d * y))                                   # M y
+    mdiag = d * d * np.diag(K)
+    for _ in range(max_swaps):
+        delta = 4 * (mdiag - y * g)
         pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
         if pos.size == 0 or neg.size == 0:
             break
-        # swapping i (+1 -> -1) and j (-1 -> +1): delta_i + delta_j + 8 y_i y_j M_ij with y_i y_j = -1
-        gain = delta[pos][:, None] + delta[neg][None, :] - 8 * M[np.ix_(pos, neg)]
-        i, j = np.unravel_index(np.argmax(gain), gain.shape)
-        if gain[i, j] <= 1e-12 * max(1.0, abs(y @ g)):
+        tol = 1e-12 * max(1.0, abs(y @ g))
+        found = None
+        for full in (False, True):
+            cp = pos if full else pos[np.argsort(-delta[pos], kind="stable")[:n_candidates]]
+            cn = neg if full else neg[np.argsort(-delta[neg], kind="stable")[:n_candidates]]
+            gain = delta[cp][:, None] + delta[cn][None, :] - 8 * np.outer(d[cp], d[cn]) * K[np.ix_(cp, cn)]
+            a, b = np.unravel_index(np.argmax(gain), gain.shape)
+            if gain[a, b] > tol:
+                found = (cp[a], cn[b])
+                break
+            if cp.size == pos.size and cn.size == neg.size:
+                break
+        if found is None:
             break
-        y[pos[i]], y[neg[j]] = -1.0, 1.0
+        i, j = found
+        y[i], y[j] = -1.0, 1.0
+        g += 2 * d * (K[:, j] * d[j] - K[:, i] * d[i])       # M y after y_i: +1 -> -1, y_j: -1 -> +1
     return y
 
 
@@ -140,6 +192,11 @@ class ODMC(BaseClusterer):
     generate_every, check_every : steps between label generations and between duality-gap checks.
     n_pool : kernel k-means runs in the initial pool (plus the leading eigenvector thresholdings).
     max_labels : the largest |B|.
+    steps : "adaptive" (default) or "theorem": the constants L1, L2 of Theorem 1's a and b (module
+        docstring).
+    center : fit on the centred kernel H K H (H = I - ee'/n), default True. Eq. 1 has no bias, so on
+        an uncentred kernel the constant direction (the mean) weighs on every margin: on a linear
+        kernel of data away from the origin no balanced labelling has a positive margin.
     random_state : the k-means starts and the sampling of Algorithm 1.
 
     Attributes
@@ -152,7 +209,8 @@ class ODMC(BaseClusterer):
     two_class_only = True
 
     def __init__(self, n_clusters=2, lambda_=1.0, nu=0.8, theta=0.2, balance=None, tau=None, max_iter=2000,
-                 gap_tol=1e-3, generate_every=100, check_every=50, n_pool=5, max_labels=50, random_state=None):
+                 gap_tol=1e-3, generate_every=100, check_every=50, n_pool=5, max_labels=50, center=True,
+                 steps="adaptive", random_state=None):
         self.n_clusters = n_clusters
         self.lambda_ = lambda_
         self.nu = nu
@@ -165,6 +223,8 @@ class ODMC(BaseClusterer):
         self.check_every = check_every
         self.n_pool = n_pool
         self.max_labels = max_labels
+        self.center = center
+        self.steps = steps
         self.random_state = random_state
 
     # ------------------------------------------------------------------------------ pieces
@@ -201,8 +261,14 @@ class ODMC(BaseClusterer):
             dist = cluster_distances(K, diag, lab, 2)        # +1 nearer cluster 0
             pool.append(balanced_signs(dist[:, 1] - dist[:, 0], beta))
         m = K.mean(axis=0)                                   # H K H from the means, no n^3 product
-        _, vecs = eigh(K - m[:, None] - m[None, :] + m.mean(), subset_by_index=[n - 3, n - 1])
-        for v in vecs.T[::-1]:
+
+        def centred(v):
+            u = K @ (v - v.mean())
+            return u - u.mean()
+
+        _, vecs = leading_eigenvectors(centred, n, min(3, n - 1), v0=rng.uniform(-1, 1, n),
+                                       dense=lambda: K - m[:, None] - m[None, :] + m.mean())
+        for v in vecs.T:
             pool.append(balanced_signs(v, beta))
         return pool
 
@@ -223,7 +289,11 @@ class ODMC(BaseClusterer):
     # ---------------------------------------------------------------------------------- fit
     def fit(self, K, y=None):
         K = self._validate_kernel(K)
+        if self.center:
+            K = center_kernel(K)
         self._check_params()
+        if self.steps not in ("adaptive", "theorem"):
+            raise ValueError(f"steps must be 'adaptive' or 'theorem', got {self.steps!r}")
         n = K.shape[0]
         beta = 0.03 * n if self.balance is None else float(self.balance)
         if beta < 0:
@@ -232,22 +302,28 @@ class ODMC(BaseClusterer):
         tau = self.default_tau(n) if self.tau is None else float(self.tau)
         if not tau > 0:
             raise ValueError(f"tau must be positive, got {self.tau}")
-        lam_max = float(eigh(K, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
+        lam_max = float(leading_eigenvectors(lambda v: K @ v, n, 1, v0=np.ones(n), dense=lambda: K)[0][0])
         L1, L2 = self._bounds(max(lam_max, 0.0), n, tau)
         T = int(self.max_iter)
         eta = np.sqrt(2.0 / T)
         b = np.sqrt(2) * L2 / (np.sqrt(n) * tau)
 
-        # y and -y are one clustering with one G: keep each once, first label +1
-        pool = {}
+        # y and -y are one clustering with one G: keep each once, oriented to agree with the first
+        # label (the labels come from the vote sign(sum_k mu_k y_k), so B must share one orientation)
+        pool, ref = {}, None
         for yk in self._initial_pool(K, beta, rng):
-            yk = yk * yk[0]
+            ref = yk if ref is None else ref
+            yk = orient(yk, ref)
             pool.setdefault(yk.tobytes(), yk)
         Y = np.array(list(pool.values()))
 
+        adaptive = self.steps == "adaptive"
+        if adaptive:  # the largest |G| and ||dG/dalpha|| drawn so far stand in for L1 and L2
+            L1, L2 = 0.0, 0.0
+
         def mu_scale(nb: int) -> float:
             """Theorem 1's a = |B| L1 / sqrt(log |B|); with one label mu is fixed (no entropic step)."""
-            return nb * L1 / np.sqrt(np.log(nb)) if nb > 1 else np.inf
+            return nb * L1 / np.sqrt(np.log(nb)) if nb > 1 and L1 > 0 else np.inf
 
         a = mu_scale(len(Y))
         mu = np.full(len(Y), 1.0 / len(Y))
@@ -264,6 +340,14 @@ class ODMC(BaseClusterer):
             KS = _label_products(K, alpha, pair, None)[4]          # K s_i and K s_j: one GEMM
             Gi = dual_objective(K, alpha, pair[:1], lam, nu, th, KS=KS[:1])[0]
             grad = dual_gradient(K, alpha, pair[1:], np.ones(1), lam, nu, th, KS=KS[1:])
+            if adaptive:
+                if abs(Gi) > L1:
+                    L1 = abs(Gi)
+                    a = mu_scale(nb)
+                gnorm = float(np.linalg.norm(grad))
+                if gnorm > L2:
+                    L2 = gnorm
+                    b = np.sqrt(2) * L2 / (np.sqrt(n) * tau)
             if np.isfinite(a):
                 logu = np.log(mu)
                 logu[i] -= eta * nb * Gi / a
@@ -281,8 +365,8 @@ class ODMC(BaseClusterer):
                 self.n_labels_trace_.append((t, len(Y)))
                 if t % int(self.generate_every) == 0 and len(Y) < int(self.max_labels):
                     d = alpha_bar[:n] - alpha_bar[n:]
-                    ynew = _most_violated(K, d, beta)
-                    ynew = ynew * ynew[0]
+                    ynew = _most_violated(K, d, beta, v0=d if np.any(d) else None)
+                    ynew = orient(ynew, Y[0])
                     gnew = float(dual_objective(K, alpha_bar, ynew, lam, nu, th)[0])
                     known = bool((Y == ynew[None, :]).all(axis=1).any())
                     if not known and gnew < gmin - float(self.gap_tol) * max(1.0, abs(phi)):

@@ -1,7 +1,8 @@
 """Figures from a results table. Each kind is one function ``(results, spec) -> Figure``:
 
 - ``bars``: one group of bars per dataset, one bar per table column (reduced by the same selection
-  rules as tables), the published value as a black mark.
+  rules as tables), the published value as a black mark; ``metric`` may be any numeric column
+  (e.g. ``diag.seconds_per_iteration``), ``logy: true`` for a log axis, ``ylabel`` to name it.
 - ``sweep``: a metric against one parameter of one algorithm (mean over seeds, std as error bars),
   one line per dataset; ``x: kernel`` uses the kernel names of the bank as tick labels. With
   ``levels`` (table columns), one panel per dataset with those columns' values as dashed lines.
@@ -57,13 +58,19 @@ def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
         t = tidy[tidy["column"] == c].set_index("dataset").reindex(datasets)
         xs = np.arange(len(datasets)) + (j - (len(cols) - 1) / 2) * w
         label = c + (" †" if t["oracle"].fillna(False).astype(bool).any() else "")
-        ax.bar(xs, t["value"], w, yerr=t["std"].fillna(0), capsize=2, label=label)
+        err = t["std"].fillna(0)
+        if spec.get("logy"):  # asymmetric bars that stay above zero on a log axis
+            err = np.vstack([np.minimum(err, 0.9 * t["value"]), err])
+        ax.bar(xs, t["value"], w, yerr=err, capsize=2, label=label)
         pub = t["published"]
         if pub.notna().any():
             ax.plot(xs, pub, "k_", markersize=12, mew=2, label="published" if j == 0 else None)
     ax.set_xticks(np.arange(len(datasets)), datasets, rotation=20)
-    ax.set_ylabel(metric)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylabel(spec.get("ylabel", metric))
+    if spec.get("logy"):
+        ax.set_yscale("log")
+    elif not spec.get("ylim") == "auto":
+        ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, ncol=min(len(cols) + 1, 4))
     ax.set_title(_wrap(spec.get("title", "")), fontsize=9)
     fig.tight_layout()

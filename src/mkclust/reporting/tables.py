@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from mkclust._io import atomic_open
 from mkclust._validation import as_list
@@ -96,13 +98,50 @@ def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
     return g
 
 
+def _per_seed(ok: pd.DataFrame, metric: str, chosen: str) -> pd.Series:
+    """A cell's value per seed, for the significance tests: the runs of the chosen parameter set, or
+    (for a mean over the grid) the mean over parameter sets per seed."""
+    h = ok[ok["param_id"] == chosen] if chosen in set(ok["param_id"]) else ok
+    return h.groupby("seed")[metric].mean()
+
+
+def paired_outcome(ref: pd.Series, other: pd.Series, alpha: float = 0.05) -> tuple[str, float]:
+    """Paired t-test of a reference column against another over the seeds they share: ``"win"`` when
+    the reference is significantly better at level ``alpha`` (two-sided), ``"loss"`` when
+    significantly worse, ``"tie"`` otherwise; with the p-value. A column with one run (a
+    deterministic method) is compared as a constant (a one-sample test of the reference's runs).
+    Differences that are all equal are decided by their sign (p = 0), or a tie when zero."""
+    if len(other) == 1 and len(ref) > 1:
+        d = ref.to_numpy(float) - float(other.iloc[0])
+    else:
+        common = ref.index.intersection(other.index)
+        d = ref.loc[common].to_numpy(float) - other.loc[common].to_numpy(float)
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return "", math.nan
+    if np.allclose(d, 0.0, atol=1e-12):
+        return "tie", 1.0
+    if np.ptp(d) <= 1e-12:
+        p = 0.0
+    else:
+        p = float(stats.ttest_1samp(d, 0.0).pvalue)
+    if p < alpha:
+        return ("win" if d.mean() > 0 else "loss"), p
+    return "tie", p
+
+
 def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = None) -> pd.DataFrame:
     """The tidy table: one row per (dataset, column, metric) with value, std, published, diff.
 
     ``spec``: ``metrics`` (list), optional ``columns`` {label: {algorithm (a label or a list of
     labels), seeds, params, where, published}}, defaults ``seeds`` / ``params`` / ``select_by``, optional ``reference``
     {paper, table} naming the published numbers (matched by dataset, the column's ``published``
-    name, default its label, and metric).
+    name, default its label, and metric), optional ``compare`` {against: a column, alpha (0.05)}:
+    paired t-tests of that column against every other per (dataset, metric), in ``vs`` (win / tie /
+    loss for the reference column, the papers' bullet / circle) and ``p_value``.
+
+    Runs with ``status`` "n/a" (a method that declined or ran out of its budget) do not enter the
+    reductions; a cell with no other run is N/A: value NaN and the runs' ``reason``.
     """
     metrics = list(spec.get("metrics") or ["acc", "nmi", "purity"])
     columns = spec.get("columns") or {a: {"algorithm": a} for a in results["algorithm"].unique()}
@@ -111,7 +150,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
     if spec.get("reference"):
         r = spec["reference"]
         ref = load_reference(r["paper"], r["table"]).set_index(["dataset", "column", "metric"])["value"]
-    rows = []
+    rows, series = [], {}
     for ds in datasets:
         for label, col in columns.items():
             algs = as_list(col.get("algorithm", label))  # a label, or a list of labels (e.g. one per subset size)
@@ -121,8 +160,15 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                 continue
             seeds = col.get("seeds", spec.get("seeds", "mean"))
             params = col.get("params", spec.get("params", "only"))
-            red = reduce_runs(g, metrics, seeds, params, col.get("select_by", spec.get("select_by")))
+            na = g["status"].fillna("ok").eq("n/a") if "status" in g.columns else pd.Series(False, index=g.index)
+            ok = g[~na]
             flags = ";".join(sorted({f for f in g["dataset_flags"].fillna("") if f}))
+            if ok.empty:
+                red = {m: (math.nan, math.nan) for m in metrics}
+                red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": str(g["reason"].iloc[0])})
+            else:
+                red = reduce_runs(ok, metrics, seeds, params, col.get("select_by", spec.get("select_by")))
+                red["reason"] = ""
             for m in metrics:
                 value, std = red[m]
                 pub = math.nan
@@ -131,18 +177,52 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                 rows.append({"dataset": ds, "column": label, "metric": m, "value": float(value),
                              "std": float(std), "published": pub, "diff": float(value) - pub,
                              "n_runs": red["n_runs"], "seeds_rule": seeds, "params_rule": params,
-                             "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags})
-    return pd.DataFrame(rows, columns=["dataset", "column", "metric", "value", "std", "published", "diff",
-                                       "n_runs", "seeds_rule", "params_rule", "oracle", "chosen", "flags"])
+                             "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags,
+                             "na_reason": red["reason"], "vs": "", "p_value": math.nan})
+                if not ok.empty and seeds == "mean" and ";" not in red["chosen"]:
+                    series[(ds, label, m)] = _per_seed(ok, m, red["chosen"])
+    tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
+    if spec.get("compare") and len(tidy):
+        _compare(tidy, series, spec["compare"])
+    return tidy
+
+
+TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
+                "params_rule", "oracle", "chosen", "flags", "na_reason", "vs", "p_value"]
+
+
+def _compare(tidy: pd.DataFrame, series: dict, spec: dict) -> None:
+    """Fill ``vs`` and ``p_value`` of every column against ``spec['against']`` (in place)."""
+    against, alpha = spec["against"], float(spec.get("alpha", 0.05))
+    if against not in set(tidy["column"]):
+        raise ValueError(f"compare.against: no column {against!r} in the table ({sorted(set(tidy['column']))})")
+    for i, r in tidy.iterrows():
+        key, refkey = (r["dataset"], r["column"], r["metric"]), (r["dataset"], against, r["metric"])
+        if r["column"] == against:
+            tidy.loc[i, "vs"] = "reference"
+            continue
+        if key not in series or refkey not in series:
+            continue
+        tidy.loc[i, ["vs", "p_value"]] = paired_outcome(series[refkey], series[key], alpha)
+
+
+MARKS = {"win": ("•", r"$\bullet$"), "loss": ("∘", r"$\circ$")}
 
 
 def _cell(r, tex: bool = False) -> str:
     pm = r"$\pm$" if tex else "±"
+    if math.isnan(r["value"]) and r.get("na_reason"):
+        s = "N/A"
+        if not math.isnan(r["published"]):
+            s += f" ({r['published']:.3f})"
+        return s
     s = f"{r['value']:.3f}"
     if not math.isnan(r["std"]):
         s += f" {pm} {r['std']:.3f}"
     if r["oracle"]:
         s += r"$^\dagger$" if tex else " †"
+    if r.get("vs") in MARKS:
+        s += " " + MARKS[r["vs"]][int(tex)]
     if not math.isnan(r["published"]):
         s += f" ({r['published']:.3f}, {r['diff']:+.3f})"
     return s
@@ -159,6 +239,13 @@ def _wide(tidy: pd.DataFrame, tex: bool) -> tuple[list[str], list[list[str]]]:
         for m, h in g.groupby("metric", sort=False):
             cells = {r["column"]: _cell(r, tex) for _, r in h.iterrows()}
             body.append([name, m] + [cells.get(c, "–") for c in cols])
+    compared = tidy[tidy["vs"].isin(["win", "tie", "loss"])]
+    if len(compared):  # the papers' win/tie/loss rows, per metric
+        against = tidy.loc[tidy["vs"] == "reference", "column"].iloc[0]
+        for m, h in compared.groupby("metric", sort=False):
+            counts = {c: "/".join(str(int((k["vs"] == o).sum())) for o in ("win", "tie", "loss"))
+                      for c, k in h.groupby("column")}
+            body.append([f"{against}: w/t/l", m] + [counts.get(c, "") for c in cols])
     return header, body
 
 
@@ -170,6 +257,12 @@ def _legend(tidy: pd.DataFrame, title: str) -> str:
         text += " In parentheses: the published value and our difference from it."
     if tidy["oracle"].any():
         text += " † oracle choice: the best parameter setting by the true labels (as the paper does)."
+    if tidy["vs"].isin(["win", "tie", "loss"]).any():
+        text += (" • / ∘: the reference column is significantly better / worse (paired t-test over the repeats"
+                 " at 95%); w/t/l rows count its wins, ties and losses.")
+    if (tidy["na_reason"].fillna("") != "").any():
+        reasons = sorted(set(tidy["na_reason"].fillna("")) - {""})
+        text += " N/A: not run or not finished (" + "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "") + ")."
     if (tidy["flags"] != "").any():
         text += " [flags] mark data sets that differ from the paper's (see the dataset meta)."
     return text

@@ -1,0 +1,205 @@
+"""LG-MMC (Li, Tsang, Kwok, Zhou, AISTATS 2009): maximum margin clustering by label generation, two
+clusters; a baseline of the ODMC paper's Table 2.
+
+**Problem.** The minimax relaxation of MMC: min over mu in the simplex of
+
+    J(mu) = max_{alpha in A} e'alpha - 1/2 alpha' (sum_k mu_k K o y_k y_k') alpha,
+
+one "label kernel" K o y_k y_k' per labelling y_k of the generated set B, so that the inner problem
+is an SVM with the multiple kernels of B. Its solution is found by **label generation**: solve the
+multiple-kernel SVM for the current B, then add the most violated labelling
+
+    y* = argmax_{y balanced} (alpha o y)' K (alpha o y)
+
+(the label kernel whose SVM dual value is the largest at the current alpha; balanced: -beta <= e'y
+<= beta), until y* is violated by at most ``epsilon`` of the objective: 1/2 ((alpha o y*)'K(alpha o
+y*) - sum_k mu_k (alpha o y_k)'K(alpha o y_k)) <= epsilon J (moving all of mu onto y* would lower the
+dual value at alpha by the left side), or |B| reaches ``max_labels``. y* is found as for
+ODMC (:func:`mkclust.algorithms.odmc._most_violated`: the balanced thresholding of the leading
+eigenvector of diag(alpha) K diag(alpha), then improving swaps).
+
+**The multiple-kernel SVM**: for the current mu, scikit-learn's ``SVC`` on the precomputed kernel
+gives alpha_j and the value J(mu), an upper bound of min J. mu is updated by the group-lasso fixed
+point of l1-MKL (Xu et al. 2010), mu_k proportional to ||w_k|| = mu_k sqrt(q_jk), q_jk = (alpha_j o
+y_k)'K(alpha_j o y_k). Each alpha_j is also a cut of the semi-infinite linear program (SILP,
+Sonnenburg et al. 2006), theta >= e'alpha_j - 1/2 sum_k mu_k q_jk, and the linear program min theta
+over mu in the simplex (scipy's HiGHS) is a lower bound of min J; the MKL stops when 1 - lower /
+upper <= ``mkl_tol``. (Kelley's SILP steps themselves, tried first, needed 50-100 SVMs per round on
+100 points.) The cuts of earlier rounds stay valid when B grows (their q columns for a new label are
+one product), so the lower bound starts from them; a new label enters mu with mass 1/|B|.
+
+Choices the paper leaves to us (documented, tested):
+
+- **The SVM's bias.** ``SVC`` has one; fitted on the kernel (sum_k mu_k K o y_k y_k') o s s' with
+  labels s, its dual is exactly the one above with the extra constraint s'alpha = 0. s is fixed for
+  the whole fit (the initial labelling y_1), so that A, and hence every SILP cut, stays the same.
+- **Start**: B = {y_1}, y_1 the kernel k-means labelling (two random centres, ``random_state``)
+  made balanced by :func:`~mkclust.algorithms.itersvr.balanced_signs`.
+- **Labels**: sign(sum_k mu_k y_k), the mu-weighted vote of B, as ODMC labels from its relaxation
+  (ties +1; cluster 0 is +1); each generated y is oriented to agree with y_1 (y and -y give one
+  label kernel).
+- **Centring**: the kernel is centred (H K H) unless ``center=False``, as for ODMC and GMMC.
+
+One iteration (``seconds_per_iteration_``, the ODMC paper's Figure 2) is one label-generation
+round: the multiple-kernel SVM and the most violated labelling.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+from scipy.optimize import linprog
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+
+from mkclust.algorithms.base import BaseClusterer, center_kernel
+from mkclust.algorithms.itersvr import balanced_signs
+from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances
+from mkclust.algorithms.odmc import _most_violated, orient
+
+log = logging.getLogger(__name__)
+
+
+def label_kernel_values(K: np.ndarray, alphas: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """q[j, k] = (alpha_j o y_k)' K (alpha_j o y_k) for every row alpha_j of ``alphas`` and y_k of
+    ``Y``: one GEMM."""
+    A = np.atleast_2d(alphas)[:, None, :] * np.atleast_2d(Y)[None, :, :]     # (J, |B|, n)
+    flat = A.reshape(-1, A.shape[-1])
+    return np.einsum("rn,rn->r", flat @ K, flat).reshape(A.shape[:2])
+
+
+def silp_step(values: np.ndarray, sums: np.ndarray) -> tuple[np.ndarray, float]:
+    """The SILP master problem: min theta over mu in the simplex subject to theta >= sums_j - 1/2
+    values[j] @ mu for every cut j. Returns (mu, theta)."""
+    J, B = values.shape
+    c = np.zeros(B + 1)
+    c[-1] = 1.0
+    A_ub = np.hstack([-0.5 * values, -np.ones((J, 1))])                      # -q/2 mu - theta <= -sum alpha
+    A_eq = np.hstack([np.ones((1, B)), np.zeros((1, 1))])
+    res = linprog(c, A_ub=A_ub, b_ub=-sums, A_eq=A_eq, b_eq=[1.0],
+                  bounds=[(0, None)] * B + [(None, None)], method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"SILP master problem failed: {res.message}")
+    mu = np.maximum(res.x[:B], 0.0)
+    return mu / mu.sum(), float(res.x[-1])
+
+
+class LGMMC(BaseClusterer):
+    """LG-MMC on one precomputed kernel (see the module docstring).
+
+    Parameters
+    ----------
+    n_clusters : must be 2.
+    C : the SVM's loss weight (the paper's grid: {1, 10, 100, 1000}).
+    balance : beta, None means 0.03 n.
+    epsilon : relative tolerance of the label-generation stop.
+    max_labels : the largest |B| (label-generation rounds).
+    mkl_tol, max_mkl_iter : the SILP's relative gap and its iteration cap per round.
+    center : centre the kernel (H K H) first.
+    random_state : the k-means start.
+
+    Attributes
+    ----------
+    labels_, decision_ (sum_k mu_k y_k), mu_, alpha_, labels_pool_ (B, (|B|, n) of +-1), objective_
+    (J(mu) at the end), n_iter_ (rounds), mkl_iterations_ (per round), mkl_gap_ (the last SILP's
+    relative gap), converged_ (no violated label left before max_labels), seconds_per_iteration_.
+    """
+
+    two_class_only = True
+
+    def __init__(self, n_clusters=2, C=1.0, balance=None, epsilon=1e-2, max_labels=50, mkl_tol=1e-2,
+                 max_mkl_iter=100, center=True, random_state=None):
+        self.n_clusters = n_clusters
+        self.C = C
+        self.balance = balance
+        self.epsilon = epsilon
+        self.max_labels = max_labels
+        self.mkl_tol = mkl_tol
+        self.max_mkl_iter = max_mkl_iter
+        self.center = center
+        self.random_state = random_state
+
+    def _svm(self, K, Y, mu, s):
+        """alpha of the SVM on sum_k mu_k K o y_k y_k' (with the bias constraint s'alpha = 0)."""
+        W = (Y * mu[:, None]).T @ Y                                  # sum_k mu_k y_k y_k'
+        svc = SVC(kernel="precomputed", C=float(self.C), tol=1e-4).fit(K * W * np.outer(s, s), s)
+        alpha = np.zeros(K.shape[0])
+        alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+        return alpha
+
+    def _mkl(self, K, Y, s, mu, cuts):
+        """The multiple-kernel SVM from ``mu``: returns (mu, alpha, J, gap, iterations)."""
+        best, gap = None, np.inf
+        for it in range(1, int(self.max_mkl_iter) + 1):
+            alpha = self._svm(K, Y, mu, s)
+            q = label_kernel_values(K, alpha, Y)[0]
+            J = float(alpha.sum() - 0.5 * mu @ q)                    # the SVM dual value at mu: >= min J
+            cuts["alphas"].append(alpha)
+            cuts["values"] = np.vstack([cuts["values"], q]) if len(cuts["values"]) else q[None, :]
+            cuts["sums"].append(alpha.sum())
+            if best is None or J < best[2]:
+                best = (mu, alpha, J)
+            if len(Y) == 1:
+                return best + (0.0, it)
+            _, lower = silp_step(cuts["values"], np.array(cuts["sums"]))
+            gap = max(1.0 - lower / best[2], 0.0) if best[2] > 0 else 0.0
+            if gap <= float(self.mkl_tol):
+                return best + (gap, it)
+            # the group-lasso fixed point of l1-MKL: mu_k proportional to ||w_k|| = mu_k sqrt(q_k)
+            w = mu * np.sqrt(np.maximum(q, 0.0))
+            mu = w / w.sum() if w.sum() > 0 else np.full(len(Y), 1.0 / len(Y))
+        log.warning("LG-MMC: the multiple-kernel SVM stopped at max_mkl_iter=%d with relative gap %.3g",
+                    self.max_mkl_iter, gap)
+        return best + (gap, it)
+
+    def fit(self, K, y=None):
+        K = self._validate_kernel(K)
+        if not float(self.C) > 0:
+            raise ValueError(f"C must be positive, got {self.C}")
+        if int(self.max_labels) < 1 or int(self.max_mkl_iter) < 1:
+            raise ValueError("max_labels and max_mkl_iter must be >= 1")
+        if self.center:
+            K = center_kernel(K)
+        n = K.shape[0]
+        beta = 0.03 * n if self.balance is None else float(self.balance)
+        if beta < 0:
+            raise ValueError(f"balance must be >= 0, got {self.balance}")
+        rng = check_random_state(self.random_state)
+        t0 = time.perf_counter()
+        lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng).fit(K).labels_
+        dist = cluster_distances(K, np.diag(K), lab, 2)
+        y1 = balanced_signs(dist[:, 1] - dist[:, 0], beta)
+        Y, s = y1[None, :].copy(), y1.copy()
+        mu = np.ones(1)
+        cuts = {"alphas": [], "values": np.zeros((0, 1)), "sums": []}
+        self.mkl_iterations_, converged = [], False
+        for rnd in range(1, int(self.max_labels) + 1):
+            mu, alpha, J, gap, its = self._mkl(K, Y, s, mu, cuts)
+            self.mkl_iterations_.append(its)
+            q = label_kernel_values(K, alpha, Y)[0]
+            ynew = _most_violated(K, alpha, beta, v0=alpha if np.any(alpha) else None)
+            ynew = orient(ynew, Y[0])
+            qnew = float(label_kernel_values(K, alpha, ynew)[0, 0])
+            known = bool((np.abs(Y @ ynew) == n).any())              # y or -y already in B: one label kernel
+            log.info("LG-MMC round %d: |B| = %d, J %.6g, SILP gap %.2g (%d SVMs), new label value %.6g vs %.6g",
+                     rnd, len(Y), J, gap, its, qnew, q.max())
+            if known or 0.5 * (qnew - mu @ q) <= float(self.epsilon) * abs(J):
+                converged = True
+                break
+            if rnd == int(self.max_labels):
+                break
+            Y = np.vstack([Y, ynew])
+            mu = np.append(mu * (len(Y) - 1) / len(Y), 1.0 / len(Y))   # the new label enters with mass 1/|B|
+            new_col = label_kernel_values(K, np.array(cuts["alphas"]), ynew)      # earlier cuts, new label
+            cuts["values"] = np.hstack([cuts["values"], new_col])
+        if not converged:
+            log.warning("LG-MMC stopped at max_labels=%d with a violated label left", self.max_labels)
+        self.mu_, self.alpha_, self.labels_pool_ = mu, alpha, Y.astype(np.int8)
+        self.decision_ = mu @ Y
+        self.labels_ = (self.decision_ < 0).astype(np.int64)
+        self.objective_, self.mkl_gap_, self.converged_ = J, gap, converged
+        self.n_iter_ = rnd
+        self.seconds_per_iteration_ = (time.perf_counter() - t0) / rnd
+        return self

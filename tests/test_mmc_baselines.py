@@ -1,0 +1,178 @@
+"""LG-MMC and GMMC (the ODMC paper's relaxation baselines): their inner problems against independent
+solvers, their invariants, and labels on data with known structure."""
+
+import itertools
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from mkclust import metrics
+from mkclust.algorithms import GMMC, LGMMC, ODMC, IterSVR, get_estimator
+from mkclust.algorithms.base import NotFinished, center_kernel
+from mkclust.algorithms.gmmc import gmmc_sdp
+from mkclust.algorithms.lgmmc import label_kernel_values, silp_step
+
+
+def shifted_blobs(n=30, gap=5.0, shift=4.0, seed=0):
+    """Two Gaussian blobs far from the origin: a linear kernel of them is far from centred."""
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(n, 2)), rng.normal(size=(n, 2)) + [gap, 0.0]]) + shift
+    return X @ X.T, np.repeat([0, 1], n)
+
+
+@pytest.mark.parametrize("cls", [LGMMC, GMMC])
+def test_separated_blobs_on_an_uncentred_linear_kernel(cls):
+    K, y = shifted_blobs()
+    assert metrics.acc(y, cls(C=10.0, random_state=0).fit(K).labels_) == 1.0
+
+
+@pytest.mark.parametrize("cls", [LGMMC, GMMC, ODMC, IterSVR])
+def test_centring_is_applied_once(cls):
+    """center=True on an uncentred kernel gives what center=False gives on the centred kernel."""
+    K, _ = shifted_blobs(n=15, gap=3.0)
+    kw = {"random_state": 0} | ({"center": True} if cls is not IterSVR else {})
+    a = cls(**kw).fit(center_kernel(K) if cls is IterSVR else K).labels_
+    b = cls(**(kw | ({"center": False} if cls is not IterSVR else {}))).fit(center_kernel(K)).labels_
+    np.testing.assert_array_equal(a, b)
+
+
+def test_center_kernel_is_the_kernel_of_centred_features():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(9, 3)) + 2
+    Xc = X - X.mean(axis=0)
+    np.testing.assert_allclose(center_kernel(X @ X.T), Xc @ Xc.T, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------ LG-MMC
+
+def test_label_kernel_values_brute_force():
+    rng = np.random.default_rng(2)
+    F = rng.normal(size=(7, 3))
+    K = F @ F.T
+    alphas, Y = rng.uniform(size=(4, 7)), rng.choice([-1.0, 1.0], size=(3, 7))
+    q = label_kernel_values(K, alphas, Y)
+    for j, k in itertools.product(range(4), range(3)):
+        s = alphas[j] * Y[k]
+        assert q[j, k] == pytest.approx(s @ K @ s)
+
+
+def test_silp_master_matches_cvxpy():
+    rng = np.random.default_rng(3)
+    values, sums = rng.uniform(0, 4, size=(6, 3)), rng.uniform(1, 3, size=6)
+    mu, theta = silp_step(values, sums)
+    m = cp.Variable(3, nonneg=True)
+    prob = cp.Problem(cp.Minimize(cp.max(sums - 0.5 * values @ m)), [cp.sum(m) == 1])
+    prob.solve(solver=cp.CLARABEL)
+    assert theta == pytest.approx(prob.value, abs=1e-7)
+    assert mu.min() >= 0 and mu.sum() == pytest.approx(1.0)
+    assert np.max(sums - 0.5 * values @ mu) == pytest.approx(theta, abs=1e-7)
+
+
+def test_lgmmc_multiple_kernel_svm_reaches_the_minimax_value():
+    """For a fixed label set B, min_mu max_alpha equals max_alpha min_k (Sion), a concave program
+    cvxpy solves independently; LG-MMC's MKL (SVC + group-lasso steps) must be within mkl_tol."""
+    rng = np.random.default_rng(4)
+    n = 24
+    X = rng.normal(size=(n, 3))
+    K = center_kernel(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4))
+    Y = rng.choice([-1.0, 1.0], size=(3, n))
+    s, C = Y[0], 2.0
+    est = LGMMC(C=C, mkl_tol=1e-4, max_mkl_iter=500)
+    cuts = {"alphas": [], "values": np.zeros((0, 1)), "sums": []}
+    mu, alpha, J, gap, _ = est._mkl(K, Y, s, np.full(3, 1 / 3), cuts)
+    L = np.linalg.cholesky(K + 1e-10 * np.eye(n))
+    a, t = cp.Variable(n), cp.Variable()
+    cons = [a >= 0, a <= C, s @ a == 0] + [t <= cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(a, yk)) for yk in Y]
+    prob = cp.Problem(cp.Maximize(t), cons)
+    prob.solve(solver=cp.CLARABEL)
+    assert gap <= 1e-4
+    assert J == pytest.approx(prob.value, rel=2e-3)
+    assert mu.min() >= 0 and mu.sum() == pytest.approx(1.0)
+    assert alpha.min() >= -1e-12 and alpha.max() <= C + 1e-9 and abs(s @ alpha) <= 1e-6 * C * n
+
+
+def test_lgmmc_fitted_state():
+    K, y = shifted_blobs(n=40, gap=2.5, seed=5)
+    est = LGMMC(C=10.0, random_state=1).fit(K)
+    n = K.shape[0]
+    beta = 0.03 * n
+    assert np.all(np.abs(est.labels_pool_.sum(axis=1)) <= max(beta, 1))
+    assert est.mu_.min() >= 0 and est.mu_.sum() == pytest.approx(1.0)
+    assert est.n_iter_ == len(est.mkl_iterations_) and est.seconds_per_iteration_ > 0
+    # the labels are the mu-weighted vote of B
+    np.testing.assert_array_equal(est.labels_, (est.mu_ @ est.labels_pool_ < 0).astype(int))
+    # every member of B is oriented to agree with the first
+    assert np.all(est.labels_pool_ @ est.labels_pool_[0] >= 0)
+    # when it stops by the criterion, the most violated label it could add is within epsilon
+    if est.converged_:
+        assert est.objective_ > 0
+
+
+# -------------------------------------------------------------------------------------------- GMMC
+
+def test_gmmc_sdp_is_a_lower_bound_of_the_boolean_program_and_dual_feasible():
+    rng = np.random.default_rng(6)
+    n = 8
+    F = rng.normal(size=(n, 3))
+    A = np.linalg.inv(center_kernel(F @ F.T) + np.eye(n))
+    A = (A + A.T) / 2
+    beta = 2.0
+    z, t, M, status, value, _, _ = gmmc_sdp(A, beta, eps=1e-7)
+    assert status == cp.OPTIMAL
+    best = min(y @ A @ y for y in itertools.product([-1.0, 1.0], repeat=n) if abs(sum(y)) <= beta)
+    assert value <= best + 1e-5
+    # strong duality with the primal relaxation: <A, M> = e'z - beta^2 t, M feasible
+    assert np.sum(A * M) == pytest.approx(value, rel=1e-4, abs=1e-5)
+    assert np.linalg.eigvalsh((M + M.T) / 2).min() >= -1e-5
+    np.testing.assert_allclose(np.diag(M), 1.0, atol=1e-4)
+    assert M.sum() <= beta**2 + 1e-4
+    assert np.linalg.eigvalsh(A - np.diag(z) + t * np.ones((n, n))).min() >= -1e-5
+
+
+def test_gmmc_recovers_a_rank_one_solution_on_separated_blobs():
+    K, y = shifted_blobs(n=20, gap=8.0)
+    est = GMMC(C=10.0).fit(K)
+    assert metrics.acc(y, est.labels_) == 1.0
+    assert est.rank_one_ratio_ > 0.9
+
+
+def test_gmmc_not_finished_is_reported():
+    K, _ = shifted_blobs(n=20)
+    with pytest.raises(NotFinished, match="max_n"):
+        GMMC(max_n=30).fit(K)
+    with pytest.raises(NotFinished, match="time limit"):
+        GMMC(time_limit=1e-4).fit(K)
+
+
+@pytest.mark.parametrize("name", ["lgmmc", "gmmc", "odmc", "itersvr"])
+def test_seconds_per_iteration_and_bad_parameters(name):
+    K, _ = shifted_blobs(n=15)
+    est = get_estimator(name, random_state=0).fit(K)
+    if name != "gmmc":
+        assert est.seconds_per_iteration_ > 0
+    if name in ("lgmmc", "gmmc"):
+        with pytest.raises(ValueError, match="C must be positive"):
+            get_estimator(name, C=0).fit(K)
+    with pytest.raises(ValueError, match="two classes"):
+        get_estimator(name, n_clusters=3).fit(K)
+
+
+def test_itersvr_reports_its_iterations():
+    K, y = shifted_blobs(n=20, gap=6.0)
+    est = IterSVR(C=10.0, random_state=0).fit(center_kernel(K))
+    assert metrics.acc(y, est.labels_) == 1.0
+    assert est.n_iter_ >= 1 and est.seconds_per_iteration_ > 0
+
+
+def test_odmc_adaptive_steps_move_mu_where_theorem_bounds_do_not():
+    """Theorem 1's provable L1 makes the entropic step ~1e-6 per step (mu stays uniform); the drawn
+    |G| scale (steps="adaptive") moves it, and the separated blobs come out right."""
+    K, y = shifted_blobs()
+    th = ODMC(steps="theorem", random_state=0).fit(K)
+    ad = ODMC(steps="adaptive", random_state=0).fit(K)
+    assert np.ptp(th.mu_) < 1e-3
+    assert np.ptp(ad.mu_) > 0.02
+    assert metrics.acc(y, ad.labels_) == 1.0
+    with pytest.raises(ValueError, match="steps"):
+        ODMC(steps="fast").fit(K)
