@@ -514,7 +514,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
         else:
             labels = np.asarray(_subset_fit(est, data, ds.n, int(fit_subset), run.seed))
     except NotFinished as exc:  # declined or out of budget (GMMC): an N/A cell with the reason
-        status, reason, labels = "n/a", str(exc), None
+        status, reason, labels = "not_finished", str(exc), None  # not "n/a": pandas reads that as NA
         log.warning("%s on %s: N/A (%s)", run.algorithm, run.dataset, reason)
     fit_seconds, cpu_seconds = time.perf_counter() - wall0, time.process_time() - cpu0
     if labels is None:

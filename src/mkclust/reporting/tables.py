@@ -140,7 +140,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
     paired t-tests of that column against every other per (dataset, metric), in ``vs`` (win / tie /
     loss for the reference column, the papers' bullet / circle) and ``p_value``.
 
-    Runs with ``status`` "n/a" (a method that declined or ran out of its budget) do not enter the
+    Runs with ``status`` "not_finished" (a method that declined or ran out of its budget) do not enter the
     reductions; a cell with no other run is N/A: value NaN and the runs' ``reason``.
     """
     metrics = list(spec.get("metrics") or ["acc", "nmi", "purity"])
@@ -160,7 +160,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                 continue
             seeds = col.get("seeds", spec.get("seeds", "mean"))
             params = col.get("params", spec.get("params", "only"))
-            na = g["status"].fillna("ok").eq("n/a") if "status" in g.columns else pd.Series(False, index=g.index)
+            na = g["status"].astype(str).eq("not_finished") if "status" in g.columns else pd.Series(False, index=g.index)
             ok = g[~na]
             flags = ";".join(sorted({f for f in g["dataset_flags"].fillna("") if f}))
             if ok.empty:
