@@ -9,9 +9,10 @@ import pytest
 
 from mkclust import metrics
 from mkclust.algorithms import GMMC, LGMMC, ODMC, IterSVR, get_estimator
-from mkclust.algorithms.base import NotFinished, center_kernel
+from mkclust.algorithms.base import NotFinished
 from mkclust.algorithms.gmmc import gmmc_sdp
 from mkclust.algorithms.lgmmc import label_kernel_values, silp_step
+from mkclust.kernels import center_kernel
 
 
 def shifted_blobs(n=30, gap=5.0, shift=4.0, seed=0):

@@ -159,6 +159,13 @@ def normalize_centered_trace(K: np.ndarray) -> np.ndarray:
     return K * (n / t)
 
 
+def center_kernel(K: np.ndarray) -> np.ndarray:
+    """H K H with H = I - ee'/n: the kernel of the features centred at their mean (a new array; no
+    n^3 product)."""
+    m = K.mean(axis=0)
+    return K - m[:, None] - m[None, :] + m.mean()
+
+
 def rescale_max(K: np.ndarray) -> np.ndarray:
     """Divide by the largest absolute entry: entries in [-1, 1], in [0, 1] for a non-negative
     kernel; a positive scale, so PSD is kept."""

@@ -6,6 +6,8 @@ import logging
 from typing import Callable
 
 import numpy as np
+import scipy.linalg
+import scipy.sparse.linalg
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 
@@ -59,11 +61,18 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         return X
 
 
-def center_kernel(K: np.ndarray) -> np.ndarray:
-    """H K H with H = I - ee'/n: the kernel of the features centred at their mean (a new array; no
-    n^3 product)."""
-    m = K.mean(axis=0)
-    return K - m[:, None] - m[None, :] + m.mean()
+def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: int, v0=None, tol: float = 0.0):
+    """The k leading (largest algebraic) eigenpairs of a symmetric n x n operator, descending: the
+    dense ``eigh`` of ``dense()`` (the explicit matrix) up to ``dense_limit`` samples (or when k >=
+    n - 1), where it is faster and exact; ``eigsh`` (Lanczos on ``matvec``, O(n^2) per product, start
+    ``v0``, tolerance ``tol``) above."""
+    if n <= dense_limit or k >= n - 1:
+        lam, vec = scipy.linalg.eigh(dense(), subset_by_index=[n - k, n - 1])
+    else:
+        op = scipy.sparse.linalg.LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+        lam, vec = scipy.sparse.linalg.eigsh(op, k=k, which="LA", v0=v0, tol=tol)
+    order = np.argsort(lam)[::-1]
+    return lam[order], vec[:, order]
 
 
 def check_affinity(W: np.ndarray, negative: str) -> np.ndarray:

@@ -32,8 +32,9 @@ import cvxpy as cp
 import numpy as np
 from scipy.linalg import eigh
 
-from mkclust.algorithms.base import BaseClusterer, NotFinished, center_kernel
+from mkclust.algorithms.base import BaseClusterer, NotFinished
 from mkclust.algorithms.itersvr import balanced_signs
+from mkclust.kernels import center_kernel
 
 log = logging.getLogger(__name__)
 

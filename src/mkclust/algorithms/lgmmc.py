@@ -54,10 +54,9 @@ from scipy.optimize import linprog
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, center_kernel
-from mkclust.algorithms.itersvr import balanced_signs
-from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances
-from mkclust.algorithms.odmc import _most_violated, orient
+from mkclust.algorithms.base import BaseClusterer
+from mkclust.algorithms.odmc import _most_violated, kkm_signs, orient
+from mkclust.kernels import center_kernel
 
 log = logging.getLogger(__name__)
 
@@ -137,13 +136,12 @@ class LGMMC(BaseClusterer):
             q = label_kernel_values(K, alpha, Y)[0]
             J = float(alpha.sum() - 0.5 * mu @ q)                    # the SVM dual value at mu: >= min J
             cuts["alphas"].append(alpha)
-            cuts["values"] = np.vstack([cuts["values"], q]) if len(cuts["values"]) else q[None, :]
-            cuts["sums"].append(alpha.sum())
+            cuts["values"] = np.vstack([cuts["values"].reshape(-1, len(Y)), q])   # (0, .) when no cut yet
             if best is None or J < best[2]:
                 best = (mu, alpha, J)
             if len(Y) == 1:
                 return best + (0.0, it)
-            _, lower = silp_step(cuts["values"], np.array(cuts["sums"]))
+            _, lower = silp_step(cuts["values"], np.sum(cuts["alphas"], axis=1))
             gap = max(1.0 - lower / best[2], 0.0) if best[2] > 0 else 0.0
             if gap <= float(self.mkl_tol):
                 return best + (gap, it)
@@ -168,18 +166,16 @@ class LGMMC(BaseClusterer):
             raise ValueError(f"balance must be >= 0, got {self.balance}")
         rng = check_random_state(self.random_state)
         t0 = time.perf_counter()
-        lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng).fit(K).labels_
-        dist = cluster_distances(K, np.diag(K), lab, 2)
-        y1 = balanced_signs(dist[:, 1] - dist[:, 0], beta)
+        y1 = kkm_signs(K, beta, rng)
         Y, s = y1[None, :].copy(), y1.copy()
         mu = np.ones(1)
-        cuts = {"alphas": [], "values": np.zeros((0, 1)), "sums": []}
+        cuts = {"alphas": [], "values": np.zeros((0, 1))}   # the SILP's cuts: alpha_j and q_jk
         self.mkl_iterations_, converged = [], False
         for rnd in range(1, int(self.max_labels) + 1):
             mu, alpha, J, gap, its = self._mkl(K, Y, s, mu, cuts)
             self.mkl_iterations_.append(its)
             q = label_kernel_values(K, alpha, Y)[0]
-            ynew = _most_violated(K, alpha, beta, v0=alpha if np.any(alpha) else None)
+            ynew = _most_violated(K, alpha, beta)
             ynew = orient(ynew, Y[0])
             qnew = float(label_kernel_values(K, alpha, ynew)[0, 0])
             known = bool((np.abs(Y @ ynew) == n).any())              # y or -y already in B: one label kernel

@@ -65,18 +65,26 @@ import logging
 import time
 
 import numpy as np
-from scipy.linalg import eigh
-from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, center_kernel
+from mkclust.algorithms.base import BaseClusterer, leading_eigenvectors
 from mkclust.algorithms.itersvr import balanced_signs
 from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances
+from mkclust.kernels import center_kernel
 
 log = logging.getLogger(__name__)
 
-#: largest n for dense eigensolvers; Lanczos (eigsh) above
+#: largest n for dense eigensolvers; Lanczos (eigsh) above, to this tolerance
 DENSE_LIMIT = 400
+EIGSH_TOL = 1e-8
+
+
+def kkm_signs(K: np.ndarray, beta: float, rng) -> np.ndarray:
+    """A balanced labelling from one kernel k-means run (two random centres): +1 nearer cluster 0,
+    thresholded on the distance difference by :func:`~mkclust.algorithms.itersvr.balanced_signs`."""
+    lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng).fit(K).labels_
+    dist = cluster_distances(K, np.diag(K), lab, 2)
+    return balanced_signs(dist[:, 1] - dist[:, 0], beta)
 
 
 def odm_kappa(n: int, lambda_: float, theta: float) -> float:
@@ -122,19 +130,6 @@ def orient(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return -y if y @ ref < 0 else y
 
 
-def leading_eigenvectors(matvec, n: int, k: int, v0: np.ndarray | None = None, dense=None):
-    """The k leading (largest algebraic) eigenpairs of a symmetric n x n operator, descending:
-    ``eigsh`` (Lanczos, O(n^2) per product, warm start ``v0``) above ``DENSE_LIMIT`` samples, the dense
-    ``eigh`` of ``dense()`` (the explicit matrix) below, where it is faster and exact."""
-    if n <= DENSE_LIMIT or k >= n - 1:
-        lam, vec = eigh(dense(), subset_by_index=[n - k, n - 1])
-    else:
-        op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-        lam, vec = eigsh(op, k=k, which="LA", v0=v0, tol=1e-8)
-    order = np.argsort(lam)[::-1]
-    return lam[order], vec[:, order]
-
-
 def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 200, n_candidates: int = 32,
                    v0: np.ndarray | None = None) -> np.ndarray:
     """A balanced y maximising y'My, M = diag(d) K diag(d) (= argmax_y (y*d)'K(y*d) = argmin_y G(alpha, y)).
@@ -144,11 +139,13 @@ def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 2
     while the best swap increases y'My: the swap gain is delta_i + delta_j - 8 M_ij with delta_i =
     4 (M_ii - y_i (My)_i) the gain of flipping i alone. Each swap searches the ``n_candidates`` best
     single flips of either sign first, O(n); only when none of those pairs improves is every pair
-    checked (one (n/2)^2 block), so the result is swap-optimal. My is updated in O(n) per swap."""
+    checked (one (n/2)^2 block), so the result is swap-optimal. My is updated in O(n) per swap.
+    ``v0`` defaults to d."""
     n = d.size
     if not np.any(d):                                        # alpha = 0: every y has the same G
         d = np.ones(n)
-    _, vec = leading_eigenvectors(lambda v: d * (K @ (d * v)), n, 1, v0=v0, dense=lambda: K * np.outer(d, d))
+    _, vec = leading_eigenvectors(lambda v: d * (K @ (d * v)), n, 1, dense=lambda: K * np.outer(d, d),
+                                  dense_limit=DENSE_LIMIT, v0=d if v0 is None else v0, tol=EIGSH_TOL)
     y = balanced_signs(vec[:, 0], beta)
     g = d * (K @ (d * y))                                   # M y
     mdiag = d * d * np.diag(K)
@@ -254,20 +251,14 @@ class ODMC(BaseClusterer):
 
     def _initial_pool(self, K: np.ndarray, beta: float, rng) -> list[np.ndarray]:
         n = K.shape[0]
-        diag = np.diag(K)
-        pool = []
-        for _ in range(int(self.n_pool)):
-            lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng).fit(K).labels_
-            dist = cluster_distances(K, diag, lab, 2)        # +1 nearer cluster 0
-            pool.append(balanced_signs(dist[:, 1] - dist[:, 0], beta))
-        m = K.mean(axis=0)                                   # H K H from the means, no n^3 product
+        pool = [kkm_signs(K, beta, rng) for _ in range(int(self.n_pool))]
 
-        def centred(v):
+        def centred(v):                                      # H K H v without forming H K H
             u = K @ (v - v.mean())
             return u - u.mean()
 
-        _, vecs = leading_eigenvectors(centred, n, min(3, n - 1), v0=rng.uniform(-1, 1, n),
-                                       dense=lambda: K - m[:, None] - m[None, :] + m.mean())
+        _, vecs = leading_eigenvectors(centred, n, min(3, n - 1), dense=lambda: center_kernel(K),
+                                       dense_limit=DENSE_LIMIT, v0=rng.uniform(-1, 1, n), tol=EIGSH_TOL)
         for v in vecs.T:
             pool.append(balanced_signs(v, beta))
         return pool
@@ -302,11 +293,16 @@ class ODMC(BaseClusterer):
         tau = self.default_tau(n) if self.tau is None else float(self.tau)
         if not tau > 0:
             raise ValueError(f"tau must be positive, got {self.tau}")
-        lam_max = float(leading_eigenvectors(lambda v: K @ v, n, 1, v0=np.ones(n), dense=lambda: K)[0][0])
-        L1, L2 = self._bounds(max(lam_max, 0.0), n, tau)
+        adaptive = self.steps == "adaptive"
+        if adaptive:  # the largest |G| and ||dG/dalpha|| drawn so far stand in for L1 and L2 (set at step 1)
+            L1, L2, b = 0.0, 0.0, np.inf
+        else:
+            lam_max = leading_eigenvectors(lambda v: K @ v, n, 1, dense=lambda: K, dense_limit=DENSE_LIMIT,
+                                           v0=np.ones(n), tol=EIGSH_TOL)[0][0]
+            L1, L2 = self._bounds(max(float(lam_max), 0.0), n, tau)
+            b = np.sqrt(2) * L2 / (np.sqrt(n) * tau)
         T = int(self.max_iter)
         eta = np.sqrt(2.0 / T)
-        b = np.sqrt(2) * L2 / (np.sqrt(n) * tau)
 
         # y and -y are one clustering with one G: keep each once, oriented to agree with the first
         # label (the labels come from the vote sign(sum_k mu_k y_k), so B must share one orientation)
@@ -316,10 +312,6 @@ class ODMC(BaseClusterer):
             yk = orient(yk, ref)
             pool.setdefault(yk.tobytes(), yk)
         Y = np.array(list(pool.values()))
-
-        adaptive = self.steps == "adaptive"
-        if adaptive:  # the largest |G| and ||dG/dalpha|| drawn so far stand in for L1 and L2
-            L1, L2 = 0.0, 0.0
 
         def mu_scale(nb: int) -> float:
             """Theorem 1's a = |B| L1 / sqrt(log |B|); with one label mu is fixed (no entropic step)."""
@@ -365,7 +357,7 @@ class ODMC(BaseClusterer):
                 self.n_labels_trace_.append((t, len(Y)))
                 if t % int(self.generate_every) == 0 and len(Y) < int(self.max_labels):
                     d = alpha_bar[:n] - alpha_bar[n:]
-                    ynew = _most_violated(K, d, beta, v0=d if np.any(d) else None)
+                    ynew = _most_violated(K, d, beta)
                     ynew = orient(ynew, Y[0])
                     gnew = float(dual_objective(K, alpha_bar, ynew, lam, nu, th)[0])
                     known = bool((Y == ynew[None, :]).all(axis=1).any())

@@ -26,12 +26,10 @@ import logging
 import time
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse.linalg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, check_affinity
+from mkclust.algorithms.base import BaseClusterer, check_affinity, leading_eigenvectors
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +48,12 @@ def normalized_affinity_embedding(W: np.ndarray, n_components: int, random_state
     M = W * dinv[:, None] * dinv[None, :]
     np.fill_diagonal(M, 0.0)
     M = 0.5 * (M + M.T)
-    if n <= DENSE_LIMIT or n_components >= n - 1:
-        lam, U = scipy.linalg.eigh(M, subset_by_index=[n - n_components, n - 1])
-    else:
-        rng = check_random_state(random_state)
-        lam, U = scipy.sparse.linalg.eigsh(M, k=n_components, which="LA", v0=rng.uniform(-1, 1, n))
-    order = np.argsort(lam)[::-1]
-    U = U[:, order]
+    v0 = None if n <= DENSE_LIMIT or n_components >= n - 1 else check_random_state(random_state).uniform(-1, 1, n)
+    lam, U = leading_eigenvectors(lambda v: M @ v, n, n_components, dense=lambda: M, dense_limit=DENSE_LIMIT, v0=v0)
     # deterministic signs: the largest-magnitude entry of each column is positive
     s = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])])
     U = U * np.where(s == 0, 1.0, s)[None, :]
-    return U, dinv, lam[order]
+    return U, dinv, lam
 
 
 class _SpectralBase(BaseClusterer):

@@ -69,7 +69,7 @@ def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
     ax.set_ylabel(spec.get("ylabel", metric))
     if spec.get("logy"):
         ax.set_yscale("log")
-    elif not spec.get("ylim") == "auto":
+    else:
         ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, ncol=min(len(cols) + 1, 4))
     ax.set_title(_wrap(spec.get("title", "")), fontsize=9)
