@@ -18,6 +18,7 @@ if not workflow.overwrite_configfiles:
 validate(config, str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
 
 from mkclust.experiments import ConfigError, plan
+import mkclust.resources as RES
 
 try:
     PLAN = plan(config)
@@ -38,6 +39,10 @@ wildcard_constraints:
     seed=r"\d+",
     paper=r"[^/]+",
     name=r"[^/]+",
+
+# Under a cluster executor these run where snakemake runs instead of waiting in the queue: datasets
+# may download (compute nodes often have no network), the others read small text files for seconds.
+localrules: dataset, aggregate, table, figure
 
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/kernels.smk"

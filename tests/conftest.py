@@ -14,3 +14,12 @@ def blobs():
 def gaussian_gram(X, sigma):
     D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     return np.exp(-D / (2 * sigma**2))
+
+
+@pytest.fixture(scope="session")
+def tiny_local(tmp_path_factory):
+    """The tiny workflow configuration run locally once per session: (its folder, a copy of its
+    tables taken before any test changes the folder)."""
+    from _wf import local_tiny_run
+
+    return local_tiny_run(tmp_path_factory)

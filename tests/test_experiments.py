@@ -21,12 +21,14 @@ def tiny():
 
 def test_param_id_readable_stable_and_hashed_when_long():
     assert param_id({}) == "default"
-    assert param_id({"n_init": 10, "kernel": 0}) == "kernel=0,n_init=10"
+    assert param_id({"n_init": 10, "kernel": 0}) == "kernel=0+n_init=10"
     assert param_id({"kernel": 0, "n_init": 10}) == param_id({"n_init": 10, "kernel": 0})
     assert param_id({"alpha": 1e-5}) == "alpha=1e-05"
     long = param_id({"init": "x" * 100})
     assert long.startswith("p-") and len(long) == 14
     assert param_id({"a": "b/c"}).startswith("p-")  # never a path separator
+    # never a comma (a remote job's --target-jobs splits wildcards on commas) nor an ambiguous '+'
+    assert param_id({"a": "x,y"}).startswith("p-") and param_id({"C": 1e20}).startswith("p-")
 
 
 def test_plan_expands_grids_and_seeds(tiny):
@@ -172,7 +174,7 @@ def test_run_group_fits_every_seed_like_single_runs(tmp_path):
     for run, rec in zip(runs, group):
         single = run_one(run, tmp_path / "d.npz", tmp_path / "b.npz")
         assert rec["labels"] == single["labels"] and rec["objective"] == single["objective"]
-    assert {r.path() for r in runs} == {"data/runs/e/KKM/digits1v7/mkc3/init=random,kernel=2,n_init=1.json"}
+    assert {r.path() for r in runs} == {"data/runs/e/KKM/digits1v7/mkc3/init=random+kernel=2+n_init=1.json"}
     with pytest.raises(ValueError, match="one group"):
         run_group([runs[0], Run("e", "KM", "km", "digits1v7", "none", "{}", 0)], tmp_path / "d.npz")
     (tmp_path / "g.json").write_text(json.dumps(group))
@@ -182,9 +184,9 @@ def test_run_group_fits_every_seed_like_single_runs(tmp_path):
 def test_batched_grid_is_one_group_and_reuse_joins_results(tiny, tmp_path):
     p = plan(tiny)
     groups = {g: rs for g, rs in p.run_groups().items() if g[0] == "tiny_scmk"}
-    assert sorted(g[1:] for g in groups) == [("SCMK", "digits1v7", "mkc3", "alpha=each,beta=each,max_iter=12"),
-                                             ("SCSK", "digits1v7", "mkc3", "alpha=0.001,kernel=each,max_iter=12")]
-    scsk = groups[("tiny_scmk", "SCSK", "digits1v7", "mkc3", "alpha=0.001,kernel=each,max_iter=12")]
+    assert sorted(g[1:] for g in groups) == [("SCMK", "digits1v7", "mkc3", "alpha=each+beta=each+max_iter=12"),
+                                             ("SCSK", "digits1v7", "mkc3", "alpha=0.001+kernel=each+max_iter=12")]
+    scsk = groups[("tiny_scmk", "SCSK", "digits1v7", "mkc3", "alpha=0.001+kernel=each+max_iter=12")]
     assert [r.params["kernel"] for r in scsk] == [0, 1, 2] and len({r.path() for r in scsk}) == 1
     assert p.sources("tiny_scmk") == ["tiny_scmk", "tiny_rmkkm"]
     assert p.source_results("tiny_scmk") == ["data/results/tiny_scmk.csv", "data/results/tiny_rmkkm.csv"]
@@ -194,7 +196,7 @@ def test_batched_grid_is_one_group_and_reuse_joins_results(tiny, tmp_path):
     make_bank({"bank": "mkc3"}, ds).save(tmp_path / "b.npz")
     runs = [Run("e", "KKM", "kkm", "digits1v7", "mkc3", json.dumps({"kernel": k, "n_init": 1}), s, False, "kernel")
             for k in (0, 2) for s in (0, 1)]
-    assert len({r.group for r in runs}) == 1 and runs[0].path().endswith("/kernel=each,n_init=1.json")
+    assert len({r.group for r in runs}) == 1 and runs[0].path().endswith("/kernel=each+n_init=1.json")
     assert Run(**runs[0].spec()) == runs[0] and runs[0].spec()["batch"] == "kernel"
     plain = Run("e", "KKM", "kkm", "digits1v7", "mkc3", "{}", 0)
     assert "batch" not in plain.spec() and Run(**plain.spec()) == plain  # unbatched params as before batching

@@ -6,7 +6,6 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,37 +16,15 @@ import yaml
 
 pytestmark = pytest.mark.workflow
 
-REPO = Path(__file__).resolve().parents[1]
-TINY = REPO / "tests" / "configs" / "tiny.yaml"
-
-
-def smk_cmd(workdir, *args):
-    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(workdir / "config.yaml"), *args]
-
-
-def smk(workdir, *args, check=True, cores="2"):
-    p = subprocess.run(smk_cmd(workdir, "--cores", cores, *args), capture_output=True, text=True, timeout=900)
-    if check and p.returncode != 0:
-        raise AssertionError(f"snakemake failed ({p.returncode}):\n{p.stdout[-4000:]}\n{p.stderr[-6000:]}")
-    return p
-
-
-def new_workdir(tmp_path_factory, name, config=None):
-    wd = tmp_path_factory.mktemp(name)
-    (wd / "config.yaml").write_text(yaml.safe_dump(config or yaml.safe_load(TINY.read_text())))
-    return wd
-
+from _wf import REPO, TINY, new_workdir, smk, smk_cmd  # noqa: F401
 
 def mtimes(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
 
 
 @pytest.fixture(scope="module")
-def done(tmp_path_factory):
-    wd = new_workdir(tmp_path_factory, "wf")
-    smk(wd)
-    return wd
+def done(tiny_local):
+    return tiny_local[0]
 
 
 def test_tables_and_figures_written(done):
@@ -111,7 +88,7 @@ def test_gumkl_outputs(done):
 def test_scmk_outputs_batches_and_reuse(done):
     # batch: every kernel of SCSK's grid (and every (alpha, beta) of SCMK's) in one records file
     files = sorted(p.name for p in (done / "data/runs/tiny_scmk").rglob("*.json"))
-    assert files == ["alpha=0.001,kernel=each,max_iter=12.json", "alpha=each,beta=each,max_iter=12.json"]
+    assert files == ["alpha=0.001+kernel=each+max_iter=12.json", "alpha=each+beta=each+max_iter=12.json"]
     scsk = json.loads(next((done / "data/runs/tiny_scmk/SCSK").rglob("*.json")).read_text())
     assert [r["params"]["kernel"] for r in scsk] == [0, 1, 2]
     assert len({r["param_id"] for r in scsk}) == 3

@@ -62,12 +62,17 @@ def _fmt(v) -> str:
 
 
 def param_id(params: dict) -> str:
-    """A stable, readable folder name for a parameter set: ``k1=v1,k2=v2`` (sorted keys), or
-    ``default`` for no parameters; long or unusual ones become ``p-<sha1 prefix>``."""
+    """A stable, readable file name for a parameter set: ``k1=v1+k2=v2`` (sorted keys), or
+    ``default`` for no parameters; long or unusual ones become ``p-<sha1 prefix>``.
+
+    No commas: the name is a wildcard of the run rule, and Snakemake passes a remote job (SLURM) its
+    wildcards as ``--target-jobs rule:k=v,k=v``, splitting on every comma, so a comma inside a
+    value breaks every cluster job."""
     if not params:
         return "default"
-    slug = ",".join(f"{k}={_fmt(params[k])}" for k in sorted(params))
-    if len(slug) <= 80 and re.fullmatch(r"[A-Za-z0-9_.=,+\-]+", slug):
+    pieces = [f"{k}={_fmt(params[k])}" for k in sorted(params)]
+    slug = "+".join(pieces)
+    if len(slug) <= 80 and all(re.fullmatch(r"[A-Za-z0-9_.=\-]+", p) for p in pieces):
         return slug
     digest = hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
     return f"p-{digest[:12]}"
@@ -139,6 +144,11 @@ class Plan:
     @property
     def figures_dir(self) -> str:
         return self.config.get("figures_dir", "figures")
+
+    def bank_size(self, bank: str) -> int | None:
+        """The number of kernels of a configured bank (None when it depends on the data set)."""
+        spec = self.banks[bank]
+        return bank_size(spec["bank"], **_bank_options(spec))
 
     def run_groups(self) -> dict[tuple, list[Run]]:
         """group -> its runs in (parameter set, seed) order (one job each; see :attr:`Run.group`)."""
@@ -287,7 +297,7 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
         raise ConfigError(f"{where}.datasets: {stray} are not datasets of experiment {exp}")
     runs = []
     for bank in banks:
-        sizes = {} if bank == NO_BANK else {bank: bank_size(p.banks[bank]["bank"], **_bank_options(p.banks[bank]))}
+        sizes = {} if bank == NO_BANK else {bank: p.bank_size(bank)}
         for combo in _grid(grid, where, sizes, bank):
             params = json.dumps({**fixed, **combo}, sort_keys=True)
             runs += [Run(exp, label, est_name, ds, bank, params, int(seed), bool(e.get("timing", False)),

@@ -19,6 +19,9 @@ rule table:
     params:
         spec=lambda wc: output_spec("tables", wc)[1],
         datasets=lambda wc: config["experiments"][output_spec("tables", wc)[0]]["datasets"],
+    resources:
+        mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
+        runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,
     log:
         f"{DATA}/logs/tables/{{paper}}/{{name}}.log",
     conda:
@@ -36,6 +39,9 @@ rule figure:
     params:
         spec=lambda wc: output_spec("figures", wc)[1],
         datasets=lambda wc: config["experiments"][output_spec("figures", wc)[0]]["datasets"],
+    resources:
+        mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
+        runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,
     log:
         f"{DATA}/logs/figures/{{paper}}/{{name}}.log",
     conda:

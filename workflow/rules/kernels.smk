@@ -10,6 +10,9 @@ rule kernel_bank:
         protected(f"{DATA}/kernels/{{dataset}}/{{bank}}.npz"),
     params:
         spec=lambda wc: PLAN.banks[wc.bank],
+    resources:
+        mem_mb=lambda wc, input, attempt: RES.bank_mem_mb(input[0], PLAN.bank_size(wc.bank), attempt),
+        runtime=lambda wc, input, attempt: RES.bank_runtime(input[0], PLAN.bank_size(wc.bank), attempt),
     log:
         f"{DATA}/logs/kernels/{{dataset}}/{{bank}}.log",
     conda:

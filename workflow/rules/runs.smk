@@ -3,7 +3,8 @@
 # records (a JSON list, one per seed) atomically. One job per seed would pay the 3-5 s interpreter
 # and scikit-learn start-up per seed, which dominates the papers' 20-50-seed protocols. Timing
 # experiments run single-threaded (threads: 1, BLAS pinned inside the job) so that their fit times
-# are comparable.
+# are comparable. mem_mb and runtime are estimated from n, d and the bank's size (mkclust.resources)
+# and grow with each attempt; threads become the job's cpus_per_task under SLURM and its BLAS limit.
 
 
 def group_of(wc):
@@ -29,6 +30,10 @@ rule run:
     params:
         runs=lambda wc: [r.spec() for r in group_of(wc)],
     threads: lambda wc: 1 if group_of(wc)[0].timing else config.get("run_threads", 1)
+    resources:
+        mem_mb=lambda wc, input, attempt: RES.run_mem_mb(group_of(wc), input.dataset, input.get("bank"), attempt),
+        runtime=lambda wc, input, attempt: RES.run_runtime(group_of(wc), input.dataset, attempt),
+        cpus_per_task=lambda wc, threads: threads,
     log:
         f"{DATA}/logs/runs/{{experiment}}/{{algorithm}}/{{dataset}}/{{bank}}/{{param_id}}.log",
     benchmark:

@@ -1,0 +1,169 @@
+"""Resource estimates of the workflow's jobs, from the sizes they handle.
+
+The rules ask these functions for ``mem_mb`` and ``runtime`` (minutes), which the SLURM executor turns
+into ``--mem`` and ``--time``, and which a local run uses to keep concurrent jobs within
+``--resources mem_mb=...``. Every estimate reads the sizes from the job's input files (the array
+headers of the ``.npz`` files; nothing is loaded), so it is exact in n, d and the number of kernels m.
+An input that does not exist yet raises FileNotFoundError, which Snakemake shows as ``<TBD>`` in a
+dry run and evaluates again just before it schedules the job, when the input exists.
+
+The models (calibrated with ``benchmarks/bench_resources.py``, which prints the measured peak memory
+and seconds next to these estimates):
+
+- memory: ``BASE_MB`` for the interpreter and its libraries, plus the arrays a job holds. A run holds
+  the bank (8 m n^2 bytes for Gram banks, 8 n r per kernel for feature maps), the data (8 n d) and an
+  algorithm's working space, ``WORK_N2[estimator]`` n x n float64 matrices (e.g. ODMC's centred copy and
+  its label pool; GMMC's SDP, which cvxpy and SCS hold several times over).
+- runtime: ``fits x c (n/1000)^p`` seconds per estimator (``TIME[estimator]``: seconds of one fit at
+  n = 1000 on one core, and the exponent), times ``SAFETY``, plus ``BASE_MINUTES`` of start-up; a GMMC
+  fit is bounded by its own ``time_limit``.
+- both grow with the attempt: ``attempt`` multiplies the estimate, so a job that SLURM killed for memory
+  or time (``retries`` in the profile) is resubmitted with twice, then three times the request.
+"""
+
+from __future__ import annotations
+
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+MB = 2**20
+BASE_MB = 600  # python, numpy, scipy, scikit-learn and cvxpy imported: 250-450 MB resident (measured)
+BASE_MINUTES = 5
+SAFETY = 3.0
+
+#: n x n float64 matrices an estimator holds beside the bank (default DEFAULT_WORK_N2)
+WORK_N2 = {"km": 0, "kkm": 4, "sc": 6, "nc": 6, "rkkm": 4, "rmkkm": 6, "mkkm": 6, "aasc": 8, "gumkl": 6,
+           "mkc": 4, "itersvr": 4, "odmc": 6, "lgmmc": 10, "gmmc": 40, "scsk": 80, "scmk": 80}
+DEFAULT_WORK_N2 = 8
+#: seconds of one fit at n = 1000 on one core, and the exponent of n (default DEFAULT_TIME)
+TIME = {"km": (3, 1), "kkm": (2, 2), "sc": (2, 3), "nc": (2, 3), "rkkm": (5, 2), "rmkkm": (10, 2),
+        "mkkm": (10, 2), "aasc": (10, 3), "gumkl": (10, 2), "mkc": (10, 2), "itersvr": (5, 2),
+        "odmc": (30, 1.5), "lgmmc": (500, 2), "gmmc": (2700, 3), "scsk": (150, 3), "scmk": (400, 2)}
+DEFAULT_TIME = (60, 3)
+
+
+def npz_shapes(path) -> dict[str, tuple[int, ...]]:
+    """The shape of every array in an ``.npz`` file, read from the member headers only."""
+    shapes = {}
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with z.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, _, _ = read(fh)
+            shapes[info.filename[:-4]] = tuple(int(s) for s in shape)
+    return shapes
+
+
+def _shapes(path) -> dict[str, tuple[int, ...]]:
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(2, "no such file (yet)", str(path))
+    return npz_shapes(p)
+
+
+def dataset_shape(path) -> tuple[int, int]:
+    """(n, d) of a processed data set file."""
+    X = _shapes(path)["X"]
+    return X[0], (X[1] if len(X) > 1 else 1)
+
+
+def bank_floats(path) -> tuple[int, int]:
+    """(n, the number of float64 values) of a kernel bank file: m n^2 for Gram banks, sum n r_k for
+    feature maps."""
+    s = _shapes(path)
+    if "K" in s:
+        return s["K"][1], math.prod(s["K"])
+    feats = [v for k, v in s.items() if k.startswith("F_")]
+    return feats[0][0], sum(math.prod(v) for v in feats)
+
+
+def _mb(n_floats: float) -> float:
+    return 8 * n_floats / MB
+
+
+def raw_bytes(spec: dict) -> int:
+    """Bytes of the raw files a data set's loader reads (0 for embedded and generated sets); ``spec``
+    is a planned data set, ``{"loader": name, "options": {...}}``."""
+    from mkclust.datasets import REGISTRY
+
+    return sum(f.size or 0 for f in REGISTRY[spec["loader"]].files)
+
+
+def dataset_mem_mb(raw: int = 0, attempt: int = 1) -> int:
+    """The dataset job: parsing a raw file holds a few copies of it (text, tokens, the array)."""
+    return int(attempt * (BASE_MB + 6 * raw / MB))
+
+
+def dataset_runtime(raw: int = 0, attempt: int = 1) -> int:
+    """Minutes of the dataset job: a download at 1 MB/s at worst, then the parse."""
+    return int(attempt * math.ceil(BASE_MINUTES + 2 * raw / MB / 60))
+
+
+def bank_mem_mb(dataset_path, n_kernels: int | None, attempt: int = 1) -> int:
+    """The kernel-bank job: the bank (m n^2), and the squared distances plus two scratch n x n
+    matrices while a kernel is formed. ``n_kernels`` None (a bank whose size depends on the data,
+    e.g. one kernel per view) is bounded by d."""
+    n, d = dataset_shape(dataset_path)
+    m = n_kernels if n_kernels else d
+    return int(attempt * (BASE_MB + _mb((m + 3) * n * n + 2 * n * d)))
+
+
+def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1) -> int:
+    """Minutes of the kernel-bank job: m kernels, each a BLAS n x n x d product and an exp (measured
+    0.3 s for 6 kernels at n = 3175, d = 60); rank-r banks add an eigendecomposition of each."""
+    n, d = dataset_shape(dataset_path)
+    m = n_kernels if n_kernels else d
+    seconds = m * (2e-9 * n * n * (d + 20) + 1e-9 * n ** 3)
+    return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
+
+
+def _fit_n(run_params: dict, n: int) -> int:
+    sub = run_params.get("fit_subset")
+    return min(n, int(sub)) if sub else n
+
+
+def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
+    """A run job: the data, the bank and the estimator's working space for the largest fit of the
+    group (fits run one after another, so memory does not add up over seeds or settings)."""
+    n, d = dataset_shape(dataset_path)
+    bank = bank_floats(bank_path)[1] if bank_path else 0
+    est = runs[0].estimator
+    work = WORK_N2.get(est, DEFAULT_WORK_N2)
+    fit = max(_fit_n(r.params, n) for r in runs)
+    if est == "gmmc" and all(fit > int(r.params.get("max_n", fit)) for r in runs):
+        work = 0  # declined without trying (NotFinished)
+    return int(attempt * (BASE_MB + _mb(bank + 2 * n * d + work * fit * fit)))
+
+
+def run_seconds(estimator: str, n: int, params: dict | None = None) -> float:
+    """Estimated seconds of one fit on one core (before ``SAFETY``)."""
+    params = params or {}
+    c, p = TIME.get(estimator, DEFAULT_TIME)
+    seconds = c * (n / 1000) ** p
+    if estimator == "gmmc":
+        if n > int(params.get("max_n", n)):
+            return 0.0
+        if params.get("time_limit"):
+            seconds = min(seconds, float(params["time_limit"]) + 0.05 * seconds)
+    return seconds
+
+
+def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
+    """Minutes of a run job: the sum of its fits' estimates (seeds and batched settings run in turn)."""
+    n, _ = dataset_shape(dataset_path)
+    seconds = sum(run_seconds(r.estimator, _fit_n(r.params, n), r.params) for r in runs)
+    return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
+
+
+def records_mem_mb(paths, attempt: int = 1) -> int:
+    """Aggregate, table and figure jobs read run records or results tables: pandas holds a few copies
+    of their text."""
+    size = sum(Path(p).stat().st_size for p in paths if Path(p).exists())
+    return int(attempt * (BASE_MB + 10 * size / MB))
+

@@ -1,0 +1,105 @@
+"""Resource estimates of the workflow's jobs (mkclust.resources): sizes read from file headers, the
+estimates' growth with n and the attempt, and the memory estimate against the peak memory that real
+run jobs reach."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import mkclust.resources as RES
+from mkclust.experiments import Run, make_bank, make_dataset
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("res")
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 300}})
+    ds.save(d / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(d / "gram.npz")
+    make_bank({"bank": "mkc3", "rank": 7}, ds).save(d / "feat.npz")
+    return d
+
+
+def test_shapes_read_from_headers_equal_the_arrays(files):
+    for name in ("ds", "gram", "feat"):
+        with np.load(files / f"{name}.npz", allow_pickle=False) as z:
+            assert RES.npz_shapes(files / f"{name}.npz") == {k: z[k].shape for k in z.files}
+    assert RES.dataset_shape(files / "ds.npz") == (300, 20)
+    assert RES.bank_floats(files / "gram.npz") == (300, 3 * 300 * 300)
+    assert RES.bank_floats(files / "feat.npz") == (300, 3 * 300 * 7)
+
+
+def test_a_missing_input_is_a_file_not_found_error_naming_it(tmp_path):
+    """Snakemake shows such a resource as <TBD> in a dry run (it checks the error's filename against
+    the job's inputs) and evaluates it again once the input exists."""
+    missing = str(tmp_path / "later.npz")
+    for call in (lambda: RES.dataset_shape(missing), lambda: RES.bank_mem_mb(missing, 3),
+                 lambda: RES.run_runtime([run("kkm")], missing)):
+        with pytest.raises(FileNotFoundError) as e:
+            call()
+        assert e.value.filename == missing
+
+
+def run(estimator, seed=0, **params):
+    return Run("e", estimator.upper(), estimator, "ds", "b", json.dumps(params, sort_keys=True), seed)
+
+
+def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
+    sizes = {}
+    for n in (200, 800):
+        ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": n}})
+        ds.save(tmp_path / f"ds{n}.npz")
+        make_bank({"bank": "mkc3"}, ds).save(tmp_path / f"b{n}.npz")
+        sizes[n] = (tmp_path / f"ds{n}.npz", tmp_path / f"b{n}.npz")
+    for est in RES.TIME:
+        small = RES.run_mem_mb([run(est)], *sizes[200]), RES.run_runtime([run(est)] * 20, sizes[200][0])
+        big = RES.run_mem_mb([run(est)], *sizes[800]), RES.run_runtime([run(est)] * 20, sizes[800][0])
+        assert big[0] > small[0] and big[1] >= small[1], est
+        assert RES.run_mem_mb([run(est)], *sizes[800], attempt=2) == pytest.approx(2 * big[0], abs=1)
+        assert RES.run_runtime([run(est)] * 20, sizes[800][0], attempt=3) >= 3 * big[1] - 3
+    assert RES.bank_mem_mb(sizes[800][0], 6) > RES.bank_mem_mb(sizes[800][0], 3) > RES.bank_mem_mb(sizes[200][0], 3)
+    # the fits of a group run one after another: time adds up over them, memory does not
+    ten = [run("odmc", seed=s) for s in range(10)]
+    assert RES.run_runtime(ten, sizes[800][0]) > RES.run_runtime(ten[:1], sizes[800][0])
+    assert RES.run_mem_mb(ten, *sizes[800]) == RES.run_mem_mb(ten[:1], *sizes[800])
+    # GMMC declines sets above max_n without trying, and stops an SDP at its time_limit
+    assert RES.run_seconds("gmmc", 800, {"max_n": 500}) == 0
+    assert RES.run_seconds("gmmc", 800, {"time_limit": 60}) < 0.1 * RES.run_seconds("gmmc", 800)
+    assert RES.run_mem_mb([run("gmmc", max_n=500)], *sizes[800]) < RES.run_mem_mb([run("gmmc")], *sizes[800])
+    # fit_subset fits on fewer samples
+    assert RES.run_seconds("scmk", 100) < RES.run_seconds("scmk", 800)
+    assert RES.run_runtime([run("mkc", fit_subset=100)] * 50, sizes[800][0]) <= RES.run_runtime([run("mkc")] * 50,
+                                                                                             sizes[800][0])
+
+
+PEAK = textwrap.dedent("""
+    import json, resource, sys
+    from mkclust.experiments import Run, run_group
+    est, params, ds, bank = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    run_group([Run("e", est.upper(), est, "ds", "b", params, 0)], ds, bank)
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+""")
+
+
+@pytest.mark.parametrize("estimator,n,params", [
+    ("kkm", 1200, {"kernel": 0, "n_init": 2}),
+    ("odmc", 1200, {"kernel": 0, "max_iter": 300}),
+    ("gmmc", 100, {"kernel": 0}),
+    ("scmk", 400, {"max_iter": 2}),
+])
+def test_memory_estimate_covers_the_peak_of_a_real_run_job(tmp_path, estimator, n, params):
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": n}})
+    ds.save(tmp_path / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
+    pj = json.dumps(params, sort_keys=True)
+    out = subprocess.run([sys.executable, "-c", PEAK, estimator, pj, str(tmp_path / "ds.npz"),
+                          str(tmp_path / "bank.npz")], capture_output=True, text=True, check=True)
+    peak_mb = int(out.stdout.split()[-1])
+    est = RES.run_mem_mb([Run("e", "X", estimator, "ds", "b", pj, 0)], tmp_path / "ds.npz", tmp_path / "bank.npz")
+    assert peak_mb <= est, f"{estimator} at n={n}: peak {peak_mb} MB > estimate {est} MB"
+    # and not absurdly above it: at most the base plus four times the arrays' share
+    assert est - RES.BASE_MB <= 4 * max(peak_mb - 250, 1) + 200, (estimator, peak_mb, est)
