@@ -115,7 +115,8 @@ def cluster(tmp_path_factory):
 def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factory, tiny_local):
     wd = new_workdir(tmp_path_factory, "slurm_run")
     since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 2))
-    p = smk(wd, "--profile", str(PROFILE), "--slurm-init-seconds-before-status-checks", "1", cores=None,
+    p = smk(wd, "--profile", str(PROFILE), "--slurm-init-seconds-before-status-checks", "1",
+            "--seconds-between-status-checks", "2", cores=None,
             env=profile_env(SLURM_CONF=str(cluster.conf)), timeout=1800)
     assert "Rule: run" in p.stdout + p.stderr
     jobs = sacct_jobs(cluster, since)
