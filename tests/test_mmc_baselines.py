@@ -70,6 +70,42 @@ def test_silp_master_matches_cvxpy():
     assert np.max(sums - 0.5 * values @ mu) == pytest.approx(theta, abs=1e-7)
 
 
+def test_silp_shortcuts_take_the_decisions_of_the_full_linear_program():
+    """The lower bound after each new cut: where the shortcut answers without solving, either it is
+    the LP's value (no cut violated at the last optimum) or the LP's value cannot reach the threshold."""
+    rng = np.random.default_rng(0)
+    B, skipped = 6, 0
+    cuts = {"alphas": [], "values": np.zeros((0, B))}
+    for _ in range(60):
+        alpha = rng.uniform(0, 1, 20)
+        cuts["alphas"].append(alpha)
+        cuts["values"] = np.vstack([cuts["values"], rng.uniform(0, 20, B)])
+        _, full = silp_step(cuts["values"], np.sum(cuts["alphas"], axis=1))
+        threshold = full * rng.choice([0.9, 1.0, 1.5])
+        got = LGMMC._silp_lower(cuts, threshold)
+        if got >= threshold or got == pytest.approx(full, rel=1e-9, abs=1e-9):
+            assert got == pytest.approx(full, rel=1e-7, abs=1e-9)
+        else:
+            skipped += 1
+            assert full < threshold and got <= full + 1e-9      # a weaker, valid bound; not certifying
+    assert skipped > 0
+
+
+def test_lgmmc_fit_equals_one_solving_the_silp_at_every_iteration():
+    class EveryLP(LGMMC):
+        @staticmethod
+        def _silp_lower(cuts, threshold):
+            return silp_step(cuts["values"], np.sum(cuts["alphas"], axis=1))[1]
+
+    K, _ = shifted_blobs(n=40, gap=1.5)
+    for C in (1.0, 100.0):
+        a, b = LGMMC(C=C, random_state=1).fit(K), EveryLP(C=C, random_state=1).fit(K)
+        assert a.mkl_iterations_ == b.mkl_iterations_ and len(a.mkl_iterations_) > 1
+        np.testing.assert_array_equal(a.labels_, b.labels_)
+        np.testing.assert_array_equal(a.labels_pool_, b.labels_pool_)
+        assert a.objective_ == b.objective_ and a.mkl_gap_ == pytest.approx(b.mkl_gap_, abs=1e-9)
+
+
 def test_lgmmc_multiple_kernel_svm_reaches_the_minimax_value():
     """For a fixed label set B, min_mu max_alpha equals max_alpha min_k (Sion), a concave program
     cvxpy solves independently; LG-MMC's MKL (SVC + group-lasso steps) must be within mkl_tol."""
