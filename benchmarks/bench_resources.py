@@ -29,7 +29,8 @@ CHILD = textwrap.dedent("""
     print(json.dumps({"seconds": time.perf_counter() - t, "status": rec.get("status"),
                       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
 """)
-PARAMS = {"km": {}, "mkc": {}, "mkkm": {}, "rmkkm": {}, "aasc": {}, "gumkl": {}, "scmk": {"max_iter": 10}}
+PARAMS = {"km": {}, "mkc": {}, "mkkm": {}, "rmkkm": {}, "aasc": {}, "gumkl": {}, "scmk": {"max_iter": 10},
+          "sc": {"kernel": 2}, "nc": {"kernel": 2}}  # spectral methods need a non-negative affinity: the Gaussian
 
 
 def main():

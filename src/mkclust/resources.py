@@ -39,7 +39,7 @@ WORK_N2 = {"km": 0, "kkm": 4, "sc": 6, "nc": 6, "rkkm": 4, "rmkkm": 6, "mkkm": 6
            "mkc": 4, "itersvr": 4, "odmc": 6, "lgmmc": 10, "gmmc": 40, "scsk": 80, "scmk": 80}
 DEFAULT_WORK_N2 = 8
 #: seconds of one fit at n = 1000 on one core, and the exponent of n (default DEFAULT_TIME)
-TIME = {"km": (3, 1), "kkm": (2, 2), "sc": (2, 3), "nc": (2, 3), "rkkm": (5, 2), "rmkkm": (10, 2),
+TIME = {"km": (3, 1), "kkm": (2, 2), "sc": (10, 2), "nc": (10, 2), "rkkm": (5, 2), "rmkkm": (10, 2),
         "mkkm": (10, 2), "aasc": (10, 3), "gumkl": (10, 2), "mkc": (10, 2), "itersvr": (5, 2),
         "odmc": (30, 1.5), "lgmmc": (500, 2), "gmmc": (2700, 3), "scsk": (150, 3), "scmk": (400, 2)}
 DEFAULT_TIME = (60, 3)
