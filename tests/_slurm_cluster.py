@@ -20,7 +20,6 @@ Manual use: ``python tests/_slurm_cluster.py start DIR`` prints the environment 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -30,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-DAEMONS = ("slurmctld", "slurmd", "slurmdbd", "munged", "mariadbd", "sacctmgr", "sbatch", "sacct")
+PROGRAMS = ("slurmctld", "slurmd", "slurmdbd", "munged", "mariadbd", "sacctmgr", "sbatch", "sacct")
 PACKAGES = ("slurm-wlm", "slurmdbd", "munge", "mariadb-server")
 MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
 DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
@@ -41,7 +40,7 @@ NODE = "mkci"
 
 
 def missing_programs() -> list[str]:
-    return [p for p in (*DAEMONS, "mariadb-install-db", "mariadb") if shutil.which(p) is None]
+    return [p for p in (*PROGRAMS, "mariadb-install-db", "mariadb") if shutil.which(p) is None]
 
 
 def _free_port() -> int:
@@ -101,7 +100,6 @@ class LoopbackCluster:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         os.chmod(self.root, 0o755)
         ports = {k: _free_port() for k in ("mysql", "dbd", "ctld", "slurmd")}
-        (self.root / "ports.json").write_text(json.dumps(ports))
         try:
             self._start_munge()
             self._start_mariadb(ports["mysql"])
@@ -263,9 +261,9 @@ StorageLoc=slurm_acct_db
                 pidfile.unlink()
                 continue
             end = time.monotonic() + 20
-            while time.monotonic() < end and _alive(pid):
+            while time.monotonic() < end and alive(pid):
                 time.sleep(0.1)
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
             pidfile.unlink()
         link = self.root / "run" / "default_conf.link"
@@ -281,7 +279,8 @@ StorageLoc=slurm_acct_db
         self.stop()
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process still runs (a reaped child or a zombie counts as gone)."""
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
         if done == pid:

@@ -11,11 +11,10 @@ import os
 import re
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 import yaml
-from _slurm_cluster import ACCOUNT, PARTITION, LoopbackCluster, missing_programs
+from _slurm_cluster import ACCOUNT, PARTITION, LoopbackCluster, alive, missing_programs
 from _wf import REPO, new_workdir, smk
 
 import mkclust.resources as RES
@@ -66,12 +65,12 @@ def test_dry_run_with_the_slurm_profile_resolves_every_jobs_resources(tmp_path_f
     smk(wd, "--until", "kernel_bank")
     p = smk(wd, "-n", "--profile", str(PROFILE), cores=None, env=profile_env())
     jobs = parse_dry_run(p.stdout + p.stderr)
-    P = tiny_plan(wd)
+    groups = tiny_plan(wd).run_groups()
     runs = [j for j in jobs if j["rule"] == "run"]
-    assert len(runs) == len(P.run_groups()) == 34
+    assert len(runs) == len(groups) == 34
     for j in runs:
         r, w = j["resources"], j["wildcards"]
-        group = P.run_groups()[(w["experiment"], w["algorithm"], w["dataset"], w["bank"], w["param_id"])]
+        group = groups[(w["experiment"], w["algorithm"], w["dataset"], w["bank"], w["param_id"])]
         inputs = wd / f"data/processed/{w['dataset']}.npz", wd / f"data/kernels/{w['dataset']}/{w['bank']}.npz"
         bank = inputs[1] if w["bank"] != "none" else None
         assert int(r["mem_mb"]) == RES.run_mem_mb(group, inputs[0], bank)
@@ -109,7 +108,7 @@ def cluster(tmp_path_factory):
     pids = [int(f.read_text()) for f in (c.root / "run").glob("*.pid")]
     c.stop()
     for pid in pids:  # exactly the daemons it started are gone
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[-1][:3]
+        assert not alive(pid)
 
 
 def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factory, tiny_local):
@@ -120,21 +119,21 @@ def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factor
             env=profile_env(SLURM_CONF=str(cluster.conf)), timeout=1800)
     assert "Rule: run" in p.stdout + p.stderr
     jobs = sacct_jobs(cluster, since)
-    P = tiny_plan(wd)
+    groups = tiny_plan(wd).run_groups()
     by_rule = {}
     for j in jobs:
         rule = re.match(r"rule_(run|kernel_bank)_", j["comment"])
         assert rule, f"a job of an unexpected rule was submitted: {j}"
         by_rule.setdefault(rule.group(1), []).append(j)
     # every run group and bank was one SLURM job, and each reached COMPLETED
-    assert len(by_rule["run"]) == len(P.run_groups()) == 34
+    assert len(by_rule["run"]) == len(groups) == 34
     assert len(by_rule["kernel_bank"]) == 8
     assert {j["state"] for j in jobs} == {"COMPLETED"}, [j for j in jobs if j["state"] != "COMPLETED"]
     # the memory asked of SLURM is the estimate of the job's own inputs
     reqmem = sorted(int(j["reqmem"].rstrip("M")) for j in by_rule["run"])
     want = sorted(RES.run_mem_mb(g, wd / f"data/processed/{k[2]}.npz",
                                  None if k[3] == "none" else wd / f"data/kernels/{k[2]}/{k[3]}.npz")
-                  for k, g in P.run_groups().items())
+                  for k, g in groups.items())
     assert reqmem == want
     # the tables equal those of the local run, byte for byte
     local_tables = tiny_local[1]

@@ -105,20 +105,24 @@ def dataset_runtime(raw: int = 0, attempt: int = 1) -> int:
     return int(attempt * math.ceil(BASE_MINUTES + 2 * raw / MB / 60))
 
 
+def _bank_sizes(dataset_path, n_kernels: int | None) -> tuple[int, int, int]:
+    """(n, d, m) of a bank job; ``n_kernels`` None (a bank whose size depends on the data, e.g. one
+    kernel per view) is bounded by d."""
+    n, d = dataset_shape(dataset_path)
+    return n, d, n_kernels or d
+
+
 def bank_mem_mb(dataset_path, n_kernels: int | None, attempt: int = 1) -> int:
     """The kernel-bank job: the bank (m n^2), and the squared distances plus two scratch n x n
-    matrices while a kernel is formed. ``n_kernels`` None (a bank whose size depends on the data,
-    e.g. one kernel per view) is bounded by d."""
-    n, d = dataset_shape(dataset_path)
-    m = n_kernels if n_kernels else d
+    matrices while a kernel is formed."""
+    n, d, m = _bank_sizes(dataset_path, n_kernels)
     return int(attempt * (BASE_MB + _mb((m + 3) * n * n + 2 * n * d)))
 
 
 def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1) -> int:
     """Minutes of the kernel-bank job: m kernels, each a BLAS n x n x d product and an exp (measured
     0.3 s for 6 kernels at n = 3175, d = 60); rank-r banks add an eigendecomposition of each."""
-    n, d = dataset_shape(dataset_path)
-    m = n_kernels if n_kernels else d
+    n, d, m = _bank_sizes(dataset_path, n_kernels)
     seconds = m * (2e-9 * n * n * (d + 20) + 1e-9 * n ** 3)
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
 
@@ -128,36 +132,40 @@ def _fit_n(run_params: dict, n: int) -> int:
     return min(n, int(sub)) if sub else n
 
 
+def _declines(estimator: str, n: int, params: dict) -> bool:
+    """GMMC declines a set above its ``max_n`` without trying (NotFinished): no time, no memory."""
+    return estimator == "gmmc" and n > int(params.get("max_n", n))
+
+
 def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
     """A run job: the data, the bank and the estimator's working space for the largest fit of the
     group (fits run one after another, so memory does not add up over seeds or settings)."""
     n, d = dataset_shape(dataset_path)
     bank = bank_floats(bank_path)[1] if bank_path else 0
     est = runs[0].estimator
-    work = WORK_N2.get(est, DEFAULT_WORK_N2)
-    fit = max(_fit_n(r.params, n) for r in runs)
-    if est == "gmmc" and all(fit > int(r.params.get("max_n", fit)) for r in runs):
-        work = 0  # declined without trying (NotFinished)
+    params = [r.params for r in runs]
+    fit = max(_fit_n(p, n) for p in params)
+    work = 0 if all(_declines(est, fit, p) for p in params) else WORK_N2.get(est, DEFAULT_WORK_N2)
     return int(attempt * (BASE_MB + _mb(bank + 2 * n * d + work * fit * fit)))
 
 
 def run_seconds(estimator: str, n: int, params: dict | None = None) -> float:
     """Estimated seconds of one fit on one core (before ``SAFETY``)."""
     params = params or {}
+    if _declines(estimator, n, params):
+        return 0.0
     c, p = TIME.get(estimator, DEFAULT_TIME)
     seconds = c * (n / 1000) ** p
-    if estimator == "gmmc":
-        if n > int(params.get("max_n", n)):
-            return 0.0
-        if params.get("time_limit"):
-            seconds = min(seconds, float(params["time_limit"]) + 0.05 * seconds)
+    if estimator == "gmmc" and params.get("time_limit"):
+        seconds = min(seconds, float(params["time_limit"]) + 0.05 * seconds)
     return seconds
 
 
 def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
     """Minutes of a run job: the sum of its fits' estimates (seeds and batched settings run in turn)."""
     n, _ = dataset_shape(dataset_path)
-    seconds = sum(run_seconds(r.estimator, _fit_n(r.params, n), r.params) for r in runs)
+    est = runs[0].estimator
+    seconds = sum(run_seconds(est, _fit_n(p, n), p) for p in (r.params for r in runs))
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
 
 

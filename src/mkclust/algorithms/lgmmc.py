@@ -162,9 +162,7 @@ class LGMMC(BaseClusterer):
             cuts["values"] = np.vstack([cuts["values"].reshape(-1, len(Y)), q])   # (0, .) when no cut yet
             if best is None or J < best[2]:
                 best = (mu, alpha, J)
-            if len(Y) == 1:
-                return best + (0.0, it)
-            if best[2] <= 0:
+            if len(Y) == 1 or best[2] <= 0:
                 return best + (0.0, it)
             lower = self._silp_lower(cuts, (1.0 - float(self.mkl_tol)) * best[2])
             gap = max(1.0 - lower / best[2], 0.0)
@@ -175,8 +173,7 @@ class LGMMC(BaseClusterer):
             mu = w / w.sum() if w.sum() > 0 else np.full(len(Y), 1.0 / len(Y))
         lp = cuts.get("lp")
         if lp is not None and lp[2] > lp[1]:                       # the last bound skipped cuts: make it exact
-            cuts["lp"] = None
-            gap = max(1.0 - self._silp_lower(cuts, np.inf) / best[2], 0.0)
+            gap = max(1.0 - silp_step(cuts["values"], np.sum(cuts["alphas"], axis=1))[1] / best[2], 0.0)
         log.warning("LG-MMC: the multiple-kernel SVM stopped at max_mkl_iter=%d with relative gap %.3g",
                     self.max_mkl_iter, gap)
         return best + (gap, it)
