@@ -21,13 +21,14 @@ import mkclust.resources as RES
 from mkclust.experiments import Run, make_bank, make_dataset
 
 CHILD = textwrap.dedent("""
-    import json, resource, sys, time
+    import json, sys, time
     from mkclust.experiments import Run, run_group
+    from mkclust.resources import peak_rss_mb
     est, params, ds, bank = sys.argv[1:5]
     t = time.perf_counter()
     rec = run_group([Run("e", est.upper(), est, "ds", "b", params, 0)], ds, bank)[0]
     print(json.dumps({"seconds": time.perf_counter() - t, "status": rec.get("status"),
-                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+                      "peak_mb": int(peak_rss_mb())}))
 """)
 PARAMS = {"km": {}, "mkc": {}, "mkkm": {}, "rmkkm": {}, "aasc": {}, "gumkl": {}, "scmk": {"max_iter": 10},
           "sc": {"kernel": 2}, "nc": {"kernel": 2}}  # spectral methods need a non-negative affinity: the Gaussian

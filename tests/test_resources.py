@@ -77,12 +77,24 @@ def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
 
 
 PEAK = textwrap.dedent("""
-    import json, resource, sys
+    import json, sys
     from mkclust.experiments import Run, run_group
+    from mkclust.resources import peak_rss_mb
     est, params, ds, bank = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     run_group([Run("e", est.upper(), est, "ds", "b", params, 0)], ds, bank)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    print(int(peak_rss_mb()))
 """)
+
+
+def test_peak_memory_is_the_jobs_own_not_its_parents():
+    """A job started by snakemake or pytest must not report its parent's memory: getrusage's
+    ru_maxrss keeps the parent's peak across fork and exec; VmHWM of /proc/self/status does not."""
+    ballast = np.ones(600 * 2**20 // 8)  # 600 MB resident in this (parent) process
+    code = "from mkclust.resources import peak_rss_mb; import numpy as np; a = np.ones(2**24); print(peak_rss_mb())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    child = float(out.stdout.split()[-1])
+    assert 128 < child < 400, child  # its own 128 MB array plus numpy, not the parent's 600 MB
+    assert RES.peak_rss_mb() >= ballast.nbytes / 2**20
 
 
 @pytest.mark.parametrize("estimator,n,params", [

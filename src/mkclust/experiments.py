@@ -25,7 +25,6 @@ import json
 import logging
 import platform
 import re
-import resource
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,7 @@ from mkclust.algorithms.base import NotFinished
 from mkclust.datasets import REGISTRY as DATASETS
 from mkclust.datasets import Dataset, load
 from mkclust.kernels import BANKS, KernelBank, bank_size, build_bank
+from mkclust.resources import peak_rss_mb
 
 log = logging.getLogger("mkclust.experiments")
 
@@ -542,7 +542,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
         "kernel_weights": _jsonable(getattr(est, "kernel_weights_", None)),
         "n_iter": _jsonable(getattr(est, "n_iter_", None)),
         "fit_seconds": fit_seconds, "cpu_seconds": cpu_seconds,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "peak_rss_mb": peak_rss_mb(),
         "timing": run.timing, "blas_threads": blas_threads, "dataset_flags": ds.meta.get("flags", []),
         "versions": _versions(), "diagnostics": _diagnostics(est),
     }

@@ -24,6 +24,8 @@ and seconds next to these estimates):
 from __future__ import annotations
 
 import math
+import resource
+import sys
 import zipfile
 from pathlib import Path
 
@@ -33,6 +35,26 @@ MB = 2**20
 BASE_MB = 600  # python, numpy, scipy, scikit-learn and cvxpy imported: 250-450 MB resident (measured)
 BASE_MINUTES = 5
 SAFETY = 3.0
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MB since it started its program.
+
+    Linux's ``VmHWM`` (``/proc/self/status``) belongs to the process's own address space, which
+    ``exec`` replaces. ``getrusage(...).ru_maxrss`` does not reset at ``exec``: a child started by
+    ``subprocess`` (fork or vfork, then exec) reports at least its parent's peak. Under pytest or
+    snakemake that is the parent's memory, not the job's. Elsewhere (macOS, where ru_maxrss is in
+    bytes) the rusage value is the fallback.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 2**20 if sys.platform == "darwin" else rss / 1024.0
+
 
 #: n x n float64 matrices an estimator holds beside the bank (default DEFAULT_WORK_N2)
 WORK_N2 = {"km": 0, "kkm": 4, "sc": 6, "nc": 6, "rkkm": 4, "rmkkm": 6, "mkkm": 6, "aasc": 8, "gumkl": 6,
