@@ -7,13 +7,17 @@ JSON line per measurement.
 - ``lgmmc_fit``, ``itersvr_fit``: the same for LG-MMC (seconds per label-generation round) and
   IterSVR (per SVR fit).
 - ``gmmc_fit``: GMMC's SDP (SCS, eps 1e-4) at ``--gmmc-n``.
+- ``odmc_batch`` (``--batch B``): B fits of the paper's grid (lambda, nu, theta; seeds beyond 64) in
+  one ``ODMC.fit_batch`` against the same fits one at a time (``--alone`` of them, the rest
+  extrapolated): seconds per fit each way, and whether the labels agree.
 
-Usage: ``python benchmarks/bench_odmc.py [--n 300 1000 3000] [--gmmc-n 200]``
+Usage: ``python benchmarks/bench_odmc.py [--n 300 1000 3000] [--gmmc-n 200] [--batch 64 --alone 8]``
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 
 import numpy as np
@@ -33,7 +37,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, nargs="+", default=[300, 1000, 3000])
     ap.add_argument("--gmmc-n", type=int, default=200)
+    ap.add_argument("--batch", type=int, default=0, help="measure ODMC.fit_batch on this many fits instead")
+    ap.add_argument("--alone", type=int, default=8, help="of which this many are also fitted one at a time")
     args = ap.parse_args(argv)
+    if args.batch:
+        return batch(args)
     for n in args.n:
         K = blobs_kernel(n)
         for name, est in [("odmc_fit", ODMC(random_state=0)), ("lgmmc_fit", LGMMC(C=10.0, random_state=0)),
@@ -48,6 +56,30 @@ def main(argv=None):
     est = GMMC(C=1.0).fit(K)
     emit(bench="gmmc_fit", n=args.gmmc_n, seconds=time.perf_counter() - t0, scs_iterations=est.n_iter_,
          status=est.solver_status_)
+
+
+def batch(args):
+    grid = list(itertools.product([1, 10, 100, 1000], [0.2, 0.4, 0.6, 0.8], [0.2, 0.4, 0.6, 0.8]))
+    settings = [(lam, nu, th, seed) for seed in range(args.batch // len(grid) + 1) for lam, nu, th in grid]
+    settings = settings[:args.batch]
+    for n in args.n:
+        K = blobs_kernel(n)
+
+        def make():
+            return [ODMC(lambda_=lam, nu=nu, theta=th, random_state=seed) for lam, nu, th, seed in settings]
+        ests = make()
+        t0 = time.perf_counter()
+        ODMC.fit_batch(ests, K)
+        batched = time.perf_counter() - t0
+        alone = make()[:args.alone]
+        t0 = time.perf_counter()
+        for e in alone:
+            e.fit(K)
+        single = (time.perf_counter() - t0) / max(len(alone), 1)
+        emit(bench="odmc_batch", n=n, fits=len(ests), seconds=batched, seconds_per_fit=batched / len(ests),
+             seconds_per_fit_alone=single, speedup=single * len(ests) / batched,
+             labels_equal=sum(bool((a.labels_ == b.labels_).all()) for a, b in zip(alone, ests)),
+             compared=len(alone), mean_steps=float(np.mean([e.n_iter_ for e in ests])))
 
 
 if __name__ == "__main__":

@@ -151,3 +151,72 @@ def test_odmc_parameters_and_registry():
     b = ODMC(lambda_=10.0, max_iter=200, random_state=3).fit(K)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     np.testing.assert_array_equal(a.mu_, b.mu_)
+
+
+def test_top_equals_the_stable_argsort_prefix():
+    """_top (a partition) picks what the full stable sort picked: the label generation's candidates."""
+    from mkclust.algorithms.odmc import _top
+    rng = np.random.default_rng(3)
+    for t in range(2000):
+        m = int(rng.integers(1, 90))
+        vals = rng.integers(0, 5, m).astype(float) if t % 2 else rng.normal(size=m)   # ties, and none
+        idx, k = rng.permutation(300)[:m], int(rng.integers(1, 40))
+        assert (_top(idx, vals, k) == idx[np.argsort(-vals, kind="stable")[:k]]).all()
+
+
+def grid_estimators():
+    ests = [ODMC(lambda_=lam, nu=nu, theta=th, max_iter=600, random_state=seed)
+            for lam, nu, th in [(1, 0.2, 0.2), (10, 0.8, 0.4), (1000, 0.4, 0.8)] for seed in (0, 1)]
+    ests.append(ODMC(lambda_=10, nu=0.4, theta=0.2, max_iter=300, random_state=2))   # another schedule
+    return ests
+
+
+def test_fit_batch_equals_separate_fits():
+    """A batch steps every fit in lockstep (one GEMM per step) but each keeps its own random stream,
+    label set and stop: the same fits as one at a time, up to the GEMM's rounding."""
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(size=(45, 3)), rng.normal(size=(35, 3)) + [2.5, 0, 0]])
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4.0)
+    batch, alone = grid_estimators(), [e.fit(K) for e in grid_estimators()]
+    assert ODMC.fit_batch(batch, K) is not None
+    for b, a in zip(batch, alone):
+        assert (b.labels_ == a.labels_).all()
+        assert b.n_iter_ == a.n_iter_ and b.converged_ == a.converged_
+        assert b.labels_pool_.shape == a.labels_pool_.shape and (b.labels_pool_ == a.labels_pool_).all()
+        assert b.objective_ == pytest.approx(a.objective_, rel=1e-9, abs=1e-12)
+        assert b.mu_ == pytest.approx(a.mu_, rel=1e-7, abs=1e-12)
+        assert [s for s, _ in b.gap_trace_] == [s for s, _ in a.gap_trace_]
+    # the 600-step fits ran as one batch of 6 and the 300-step fit alone
+    assert [e.batch_size_ for e in batch] == [6] * 6 + [1]
+    assert batch[0].seconds_per_iteration_ is None and batch[0].batch_seconds_per_iteration_ > 0
+    assert batch[-1].seconds_per_iteration_ > 0 and alone[0].seconds_per_iteration_ > 0
+    # the runs differ: the batch does not make them one fit
+    assert len({e.objective_ for e in batch}) == len(batch)
+    with pytest.raises(ValueError, match="two classes"):
+        ODMC.fit_batch([ODMC(), ODMC(n_clusters=3)], K)
+
+
+def test_run_group_fits_odmc_runs_in_one_batch(tmp_path):
+    """The workflow's runner: the first run of an input is fitted alone (its seconds per iteration
+    are one fit's, the ODMC paper's Figure 2), the rest in one batch; records equal separate fits."""
+    import json
+
+    from mkclust.experiments import Run, make_bank, make_dataset, run_group
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 90}})
+    ds.save(tmp_path / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
+    runs = [Run("e", "ODMC", "odmc", "ds", "b", json.dumps({"kernel": 1, "lambda_": lam, "max_iter": 400}), seed,
+                batch="lambda_") for lam in (1, 100) for seed in (0, 1)]
+    recs = run_group(runs, tmp_path / "ds.npz", tmp_path / "bank.npz")
+    from mkclust.kernels import KernelBank
+    K = KernelBank.load(tmp_path / "bank.npz").kernel(1)
+    for run, rec in zip(runs, recs):
+        p = json.loads(run.params_json)
+        alone = ODMC(lambda_=p["lambda_"], max_iter=400, random_state=run.seed).fit(K)
+        assert rec["labels"] == alone.labels_.tolist()
+        assert rec["objective"] == pytest.approx(alone.objective_, rel=1e-9)
+    sizes = [rec["diagnostics"]["batch_size_"] for rec in recs]
+    assert sizes == [1, 3, 3, 3]
+    assert recs[0]["diagnostics"]["seconds_per_iteration_"] > 0
+    assert all(rec["diagnostics"]["seconds_per_iteration_"] is None for rec in recs[1:])
+    assert recs[1]["fit_seconds"] == recs[2]["fit_seconds"] > 0

@@ -455,10 +455,17 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     input_kind = ALGORITHMS[runs[0].estimator].input_kind
     bank = None if input_kind == "features" else KernelBank.load(bank_path)
     records, built = [], None  # built: (the pseudo-parameters, the input they select, its name)
-    for k, run in enumerate(runs):
+
+    def split(run):
         params = run.params
         pseudo = {key: params.pop(key) for key in PSEUDO_PARAMS if key in params}
         params.setdefault("n_clusters", ds.n_classes)
+        return params, pseudo
+
+    k = 0
+    while k < len(runs):
+        run = runs[k]
+        params, pseudo = split(run)
         if built is None or built[0] != pseudo:  # a new input (a batch over alpha, beta reuses it)
             if input_kind == "features":
                 built = (pseudo, ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, None)
@@ -470,7 +477,31 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
         log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
         est = get_estimator(run.estimator, random_state=run.seed, **params)
         records.append(_fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset")))
+        k += 1
+        # an estimator with fit_batch (ODMC) fits the following runs on the same input together; the
+        # first run above was fitted alone, so that its seconds per iteration are those of one fit
+        if not hasattr(type(est), "fit_batch") or pseudo.get("fit_subset") is not None:
+            continue
+        batch = []
+        while k < len(runs) and split(runs[k])[1] == pseudo:
+            batch.append((runs[k], *split(runs[k])))
+            k += 1
+        if batch:
+            records.extend(_fit_batch_records(batch, data, ds, kernel_name))
     return records
+
+
+def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name) -> list[dict]:
+    """Records of runs fitted together by their estimator's ``fit_batch``; each run's fit_seconds
+    and cpu_seconds are the batch's divided by its runs."""
+    ests = [get_estimator(run.estimator, random_state=run.seed, **params) for run, params, _ in batch]
+    log.info("fit %d runs of %s (%s) on %s/%s in one batch", len(batch), batch[0][0].algorithm,
+             batch[0][0].estimator, batch[0][0].dataset, batch[0][0].bank)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    type(ests[0]).fit_batch(ests, data)
+    share = ((time.perf_counter() - wall0) / len(batch), (time.process_time() - cpu0) / len(batch))
+    return [_fit_record(run, est, data, ds, params, kernel_name, fitted=share)
+            for (run, params, _), est in zip(batch, ests)]
 
 
 def _bank_input(bank: KernelBank, input_kind: str, pseudo: dict):
@@ -511,14 +542,20 @@ def _subset_fit(est, data, n: int, size: int, seed: int) -> np.ndarray:
     return est.predict(data[:, :, S])
 
 
-def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit_subset=None) -> dict:
+def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit_subset=None,
+                fitted: tuple[float, float] | None = None) -> dict:
+    """Fit ``est`` and return the run's record; ``fitted`` = (wall, cpu seconds): ``est`` was fitted
+    already (in a batch) and those are its seconds."""
     blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
-    log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
-             run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
+    if fitted is None:
+        log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
+                 run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     status, reason = "ok", ""
     try:
-        if fit_subset is None:
+        if fitted is not None:
+            labels = np.asarray(est.labels_)
+        elif fit_subset is None:
             est.fit(data)
             labels = np.asarray(est.labels_)
         else:
@@ -526,7 +563,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
     except NotFinished as exc:  # declined or out of budget (GMMC): an N/A cell with the reason
         status, reason, labels = "not_finished", str(exc), None  # not "n/a": pandas reads that as NA
         log.warning("%s on %s: N/A (%s)", run.algorithm, run.dataset, reason)
-    fit_seconds, cpu_seconds = time.perf_counter() - wall0, time.process_time() - cpu0
+    fit_seconds, cpu_seconds = fitted or (time.perf_counter() - wall0, time.process_time() - cpu0)
     if labels is None:
         scores = {name: float("nan") for name in _metrics.METRICS}
     else:

@@ -60,6 +60,12 @@ def peak_rss_mb() -> float:
 WORK_N2 = {"km": 0, "kkm": 4, "sc": 6, "nc": 6, "rkkm": 4, "rmkkm": 6, "mkkm": 6, "aasc": 8, "gumkl": 6,
            "mkc": 4, "itersvr": 4, "odmc": 6, "lgmmc": 10, "gmmc": 40, "scsk": 80, "scmk": 80}
 DEFAULT_WORK_N2 = 8
+#: estimators whose runs on one input are fitted in one lockstep batch (``fit_batch``, e.g.
+#: ODMC.fit_batch): bytes per sample each batched run holds (its label set as int8, alpha and its
+#: running sums, the step's temporaries, its fitted attributes), and the n x n matrices the batch adds
+#: (ODMC: K's transpose for the label generation)
+BATCH_BYTES_PER_N = {"odmc": 400}
+BATCH_N2 = {"odmc": 1}
 #: seconds of one fit at n = 1000 on one core, and the exponent of n (default DEFAULT_TIME)
 TIME = {"km": (3, 1), "kkm": (2, 2), "sc": (10, 2), "nc": (10, 2), "rkkm": (5, 2), "rmkkm": (10, 2),
         "mkkm": (10, 2), "aasc": (10, 3), "gumkl": (10, 2), "mkc": (10, 2), "itersvr": (5, 2),
@@ -168,7 +174,25 @@ def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
     params = [r.params for r in runs]
     fit = max(_fit_n(p, n) for p in params)
     work = 0 if all(_declines(est, fit, p) for p in params) else WORK_N2.get(est, DEFAULT_WORK_N2)
-    return int(attempt * (BASE_MB + _mb(bank + 2 * n * d + work * fit * fit)))
+    batched = 0.0
+    if est in BATCH_BYTES_PER_N and batch_size(runs) > 0:
+        batched = BATCH_N2[est] * fit * fit + batch_size(runs) * BATCH_BYTES_PER_N[est] * fit / 8
+    return int(attempt * (BASE_MB + _mb(bank + 2 * n * d + work * fit * fit + batched)))
+
+
+def batch_size(runs) -> int:
+    """The runs of a group that a batching estimator fits in one batch: on each input (the same
+    pseudo-parameters, e.g. ``kernel``), every run after the first (which is fitted alone for its
+    timing; see experiments.run_group); the largest such batch."""
+    from mkclust.experiments import PSEUDO_PARAMS  # experiments imports this module
+    inputs: dict[str, int] = {}
+    for r in runs:
+        p = r.params
+        if p.get("fit_subset"):
+            continue
+        key = repr(sorted((k, p[k]) for k in PSEUDO_PARAMS if k in p))
+        inputs[key] = inputs.get(key, 0) + 1
+    return max((c - 1 for c in inputs.values()), default=0)
 
 
 def run_seconds(estimator: str, n: int, params: dict | None = None) -> float:

@@ -163,7 +163,11 @@ class KernelKMeans(BaseClusterer):
         return np.argmin(d, axis=1), centers
 
     def fit(self, K, y=None):
-        K = self._validate_kernel(K)
+        return self._fit_checked(self._validate_kernel(K))
+
+    def _fit_checked(self, K):
+        """fit on a kernel already validated (one (n, n) float array): callers inside other
+        estimators skip the O(n^2) checks of each restart."""
         diag = np.diag(K).copy()
 
         def run_once(rng):

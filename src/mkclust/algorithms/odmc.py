@@ -67,6 +67,7 @@ import time
 import numpy as np
 from sklearn.utils import check_random_state
 
+from mkclust._validation import check_n_clusters
 from mkclust.algorithms.base import BaseClusterer, leading_eigenvectors
 from mkclust.algorithms.itersvr import balanced_signs
 from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances
@@ -82,7 +83,7 @@ EIGSH_TOL = 1e-8
 def kkm_signs(K: np.ndarray, beta: float, rng) -> np.ndarray:
     """A balanced labelling from one kernel k-means run (two random centres): +1 nearer cluster 0,
     thresholded on the distance difference by :func:`~mkclust.algorithms.itersvr.balanced_signs`."""
-    lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng).fit(K).labels_
+    lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng)._fit_checked(K).labels_
     dist = cluster_distances(K, np.diag(K), lab, 2)
     return balanced_signs(dist[:, 1] - dist[:, 0], beta)
 
@@ -130,8 +131,20 @@ def orient(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return -y if y @ ref < 0 else y
 
 
+def _top(idx: np.ndarray, vals: np.ndarray, k: int) -> np.ndarray:
+    """``idx[np.argsort(-vals, kind="stable")[:k]]`` (the k largest values, ties in index order) by a
+    partition instead of a full sort."""
+    neg = -vals
+    if neg.size <= k:
+        return idx[np.argsort(neg, kind="stable")]
+    kth = np.partition(neg, k - 1)[k - 1]
+    below = np.flatnonzero(neg < kth)
+    cand = np.sort(np.concatenate([below, np.flatnonzero(neg == kth)[: k - below.size]]))
+    return idx[cand[np.argsort(neg[cand], kind="stable")]]
+
+
 def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 200, n_candidates: int = 32,
-                   v0: np.ndarray | None = None) -> np.ndarray:
+                   v0: np.ndarray | None = None, KT: np.ndarray | None = None) -> np.ndarray:
     """A balanced y maximising y'My, M = diag(d) K diag(d) (= argmax_y (y*d)'K(y*d) = argmin_y G(alpha, y)).
 
     Start: the balanced thresholding of M's leading eigenvector (Lanczos on the implicit M, warm
@@ -140,7 +153,8 @@ def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 2
     4 (M_ii - y_i (My)_i) the gain of flipping i alone. Each swap searches the ``n_candidates`` best
     single flips of either sign first, O(n); only when none of those pairs improves is every pair
     checked (one (n/2)^2 block), so the result is swap-optimal. My is updated in O(n) per swap.
-    ``v0`` defaults to d."""
+    ``v0`` defaults to d. ``KT`` may pass K.T as a C-ordered array, so that the columns the update
+    reads are contiguous rows (K may be symmetric only up to rounding, so K's rows would differ)."""
     n = d.size
     if not np.any(d):                                        # alpha = 0: every y has the same G
         d = np.ones(n)
@@ -157,8 +171,8 @@ def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 2
         tol = 1e-12 * max(1.0, abs(y @ g))
         found = None
         for full in (False, True):
-            cp = pos if full else pos[np.argsort(-delta[pos], kind="stable")[:n_candidates]]
-            cn = neg if full else neg[np.argsort(-delta[neg], kind="stable")[:n_candidates]]
+            cp = pos if full else _top(pos, delta[pos], n_candidates)
+            cn = neg if full else _top(neg, delta[neg], n_candidates)
             gain = delta[cp][:, None] + delta[cn][None, :] - 8 * np.outer(d[cp], d[cn]) * K[np.ix_(cp, cn)]
             a, b = np.unravel_index(np.argmax(gain), gain.shape)
             if gain[a, b] > tol:
@@ -170,7 +184,8 @@ def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 2
             break
         i, j = found
         y[i], y[j] = -1.0, 1.0
-        g += 2 * d * (K[:, j] * d[j] - K[:, i] * d[i])       # M y after y_i: +1 -> -1, y_j: -1 -> +1
+        col_j, col_i = (K[:, j], K[:, i]) if KT is None else (KT[j], KT[i])
+        g += 2 * d * (col_j * d[j] - col_i * d[i])           # M y after y_i: +1 -> -1, y_j: -1 -> +1
     return y
 
 
@@ -279,112 +294,242 @@ class ODMC(BaseClusterer):
 
     # ---------------------------------------------------------------------------------- fit
     def fit(self, K, y=None):
-        K = self._validate_kernel(K)
-        if self.center:
-            K = center_kernel(K)
-        self._check_params()
-        if self.steps not in ("adaptive", "theorem"):
-            raise ValueError(f"steps must be 'adaptive' or 'theorem', got {self.steps!r}")
-        n = K.shape[0]
-        beta = 0.03 * n if self.balance is None else float(self.balance)
-        if beta < 0:
-            raise ValueError(f"balance must be >= 0, got {self.balance}")
-        rng = check_random_state(self.random_state)
-        tau = self.default_tau(n) if self.tau is None else float(self.tau)
-        if not tau > 0:
-            raise ValueError(f"tau must be positive, got {self.tau}")
-        adaptive = self.steps == "adaptive"
-        if adaptive:  # the largest |G| and ||dG/dalpha|| drawn so far stand in for L1 and L2 (set at step 1)
-            L1, L2, b = 0.0, 0.0, np.inf
-        else:
-            lam_max = leading_eigenvectors(lambda v: K @ v, n, 1, dense=lambda: K, dense_limit=DENSE_LIMIT,
-                                           v0=np.ones(n), tol=EIGSH_TOL)[0][0]
-            L1, L2 = self._bounds(max(float(lam_max), 0.0), n, tau)
-            b = np.sqrt(2) * L2 / (np.sqrt(n) * tau)
-        T = int(self.max_iter)
-        eta = np.sqrt(2.0 / T)
+        return self.fit_batch([self], K)[0]
 
+    #: parameters that set the schedule of Algorithm 1; fits that share them run in one lockstep batch
+    LOCKSTEP = ("max_iter", "generate_every", "check_every", "steps", "center")
+
+    @classmethod
+    def fit_batch(cls, estimators, K) -> list:
+        """Fit several ODMC estimators on one kernel K; returns them, fitted.
+
+        Each is fitted exactly as by its own ``fit``: its own random stream, label set, step
+        parameters, checks and stop (every chain's draws, steps and decisions are its own; only the
+        products K s of all chains at a step are one GEMM, so K is read once per step for the whole
+        batch instead of once per fit: the paper's grid of 64 settings x 10 repeats per kernel costs
+        about the memory traffic of one fit). Results equal separate fits up to the rounding of
+        that GEMM. Estimators that differ in a ``LOCKSTEP`` parameter run in separate batches.
+
+        ``seconds_per_iteration_`` (the ODMC paper's Figure 2) is the wall time per step of a fit
+        alone; in a batch of more than one it is None and ``batch_seconds_per_iteration_`` holds the
+        batch's wall time divided by the steps of all its fits (an amortised cost).
+        """
+        estimators = list(estimators)
+        if not estimators or not all(isinstance(e, ODMC) for e in estimators):
+            raise TypeError("fit_batch takes a non-empty list of ODMC estimators")
+        K = estimators[0]._validate_kernel(K)
+        groups: dict[tuple, list] = {}
+        for e in estimators:
+            check_n_clusters(e.n_clusters, K.shape[0])
+            if int(e.n_clusters) != 2:
+                raise ValueError(f"ODMC clusters into two classes only, got n_clusters={e.n_clusters}")
+            e._check_params()
+            if e.steps not in ("adaptive", "theorem"):
+                raise ValueError(f"steps must be 'adaptive' or 'theorem', got {e.steps!r}")
+            groups.setdefault(tuple(e.get_params()[k] for k in cls.LOCKSTEP), []).append(e)
+        centred = None
+        for ests in groups.values():
+            if ests[0].center:
+                centred = center_kernel(K) if centred is None else centred
+            _Lockstep(ests, centred if ests[0].center else K).run()
+        return estimators
+
+
+def mu_scale(nb, L1):
+    """Theorem 1's a = |B| L1 / sqrt(log |B|), elementwise; infinite (mu fixed, no entropic step) with
+    one label or before any |G| is seen."""
+    nb, L1 = np.asarray(nb, dtype=np.float64), np.asarray(L1, dtype=np.float64)
+    ok = (nb > 1) & (L1 > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ok, nb * L1 / np.sqrt(np.log(np.where(ok, nb, 2.0))), np.inf)
+
+
+class _Chain:
+    """One fit's own state in a lockstep batch: parameters, random stream and label set B."""
+
+    def __init__(self, est: ODMC, K: np.ndarray, lam_max: float | None):
+        n = K.shape[0]
+        self.est = est
+        self.beta = 0.03 * n if est.balance is None else float(est.balance)
+        if self.beta < 0:
+            raise ValueError(f"balance must be >= 0, got {est.balance}")
+        self.rng = check_random_state(est.random_state)
+        self.tau = est.default_tau(n) if est.tau is None else float(est.tau)
+        if not self.tau > 0:
+            raise ValueError(f"tau must be positive, got {est.tau}")
+        self.lam, self.nu, self.th = float(est.lambda_), float(est.nu), float(est.theta)
+        self.kappa = odm_kappa(n, self.lam, self.th)
+        self.gap_tol, self.max_labels = float(est.gap_tol), int(est.max_labels)
+        if lam_max is None:    # adaptive: the largest |G| and ||dG/dalpha|| drawn so far (set at step 1)
+            self.L1, self.L2, self.b = 0.0, 0.0, np.inf
+        else:
+            self.L1, self.L2 = est._bounds(lam_max, n, self.tau)
+            self.b = np.sqrt(2) * self.L2 / (np.sqrt(n) * self.tau)
         # y and -y are one clustering with one G: keep each once, oriented to agree with the first
         # label (the labels come from the vote sign(sum_k mu_k y_k), so B must share one orientation)
         pool, ref = {}, None
-        for yk in self._initial_pool(K, beta, rng):
+        for yk in est._initial_pool(K, self.beta, self.rng):
             ref = yk if ref is None else ref
             yk = orient(yk, ref)
             pool.setdefault(yk.tobytes(), yk)
-        Y = np.array(list(pool.values()))
+        self.Y = np.array(list(pool.values()))
+        self.a = float(mu_scale(len(self.Y), self.L1))
+        self.gap_trace, self.n_labels_trace = [], []
 
-        def mu_scale(nb: int) -> float:
-            """Theorem 1's a = |B| L1 / sqrt(log |B|); with one label mu is fixed (no entropic step)."""
-            return nb * L1 / np.sqrt(np.log(nb)) if nb > 1 and L1 > 0 else np.inf
 
-        a = mu_scale(len(Y))
-        mu = np.full(len(Y), 1.0 / len(Y))
-        alpha = np.zeros(2 * n)
-        sum_mu, sum_alpha, count = np.zeros_like(mu), np.zeros(2 * n), 0
-        self.gap_trace_, self.n_labels_trace_ = [], []
-        lam, nu, th = float(self.lambda_), float(self.nu), float(self.theta)
-        gap, phi, converged, t = np.inf, np.nan, False, 0
-        t0 = time.perf_counter()
+class _Lockstep:
+    """Algorithm 1 for a batch of chains that share K and the schedule (ODMC.fit_batch).
+
+    Per step, every active chain c draws i_c ~ U(B_c) and j_c ~ mu_c from its own random stream
+    (``randint``, then one ``random_sample`` inverted through the cdf of mu_c, as ``choice`` does);
+    the 2 C products K s are one GEMM; the rest is elementwise over the (C, .) arrays. Checks, label
+    generation and stops are per chain, at the steps the common schedule fixes."""
+
+    def __init__(self, ests: list, K: np.ndarray):
+        self.K, self.n = K, K.shape[0]
+        e0 = ests[0]
+        self.T = int(e0.max_iter)
+        self.eta = np.sqrt(2.0 / self.T)
+        self.check_every, self.generate_every = int(e0.check_every), int(e0.generate_every)
+        lam_max = None
+        if e0.steps == "theorem":
+            lam_max = leading_eigenvectors(lambda v: K @ v, self.n, 1, dense=lambda: K, dense_limit=DENSE_LIMIT,
+                                           v0=np.ones(self.n), tol=EIGSH_TOL)[0][0]
+            lam_max = max(float(lam_max), 0.0)
+        self.adaptive = lam_max is None
+        self.t0 = time.perf_counter()
+        self.chains = [_Chain(e, K, lam_max) for e in ests]
+
+    def run(self):
+        n, K, T, eta = self.n, self.K, self.T, self.eta
+        chains = self.chains
+        C = len(chains)
+        L = max(max(ch.max_labels, len(ch.Y)) for ch in chains)
+        Ypad = np.zeros((C, L, n), dtype=np.int8)
+        Mu = np.zeros((C, L))
+        nb = np.array([len(ch.Y) for ch in chains])
+        for c, ch in enumerate(chains):
+            Ypad[c, :nb[c]] = ch.Y
+            Mu[c, :nb[c]] = 1.0 / nb[c]
+        vec = lambda attr: np.array([getattr(ch, attr) for ch in chains], dtype=np.float64)  # noqa: E731
+        kappa, nu, th, tau = vec("kappa"), vec("nu"), vec("th"), vec("tau")
+        L1, L2, a, b = vec("L1"), vec("L2"), vec("a"), vec("b")
+        alpha = np.zeros((C, 2 * n))
+        sum_mu, sum_alpha, count = np.zeros((C, L)), np.zeros((C, 2 * n)), np.zeros(C)
+        live = np.arange(C)                      # the batch rows of the chains still running
+        KT = np.ascontiguousarray(K.T)           # K's columns as rows, for the label generation
+        total_steps, t, last_log = 0, 0, time.perf_counter()
         for t in range(1, T + 1):
-            nb = len(Y)
-            i, j = int(rng.randint(nb)), int(rng.choice(nb, p=mu))
-            pair = Y[[i, j]]
-            KS = _label_products(K, alpha, pair, None)[4]          # K s_i and K s_j: one GEMM
-            Gi = dual_objective(K, alpha, pair[:1], lam, nu, th, KS=KS[:1])[0]
-            grad = dual_gradient(K, alpha, pair[1:], np.ones(1), lam, nu, th, KS=KS[1:])
-            if adaptive:
-                if abs(Gi) > L1:
-                    L1 = abs(Gi)
-                    a = mu_scale(nb)
-                gnorm = float(np.linalg.norm(grad))
-                if gnorm > L2:
-                    L2 = gnorm
-                    b = np.sqrt(2) * L2 / (np.sqrt(n) * tau)
-            if np.isfinite(a):
-                logu = np.log(mu)
-                logu[i] -= eta * nb * Gi / a
-                logu -= logu.max()
-                mu = np.exp(logu)
-                mu /= mu.sum()
-            alpha = np.clip(alpha + eta * grad / b, 0.0, tau)
-            sum_mu += mu
+            A = len(live)
+            rows = np.arange(A)
+            I = np.empty(A, dtype=np.int64)
+            U = np.empty(A)
+            for r, c in enumerate(live):           # each chain's own stream: randint, then choice's uniform
+                rng = chains[c].rng
+                I[r] = rng.randint(nb[r])
+                U[r] = rng.random_sample()
+            cdf = np.cumsum(Mu, axis=1)
+            cdf /= cdf[rows, nb - 1][:, None]
+            J = ((cdf <= U[:, None]) & (np.arange(L)[None, :] < nb[:, None])).sum(axis=1)
+            d = alpha[:, :n] - alpha[:, n:]
+            Yi = Ypad[rows, I].astype(np.float64)
+            Yj = Ypad[rows, J].astype(np.float64)
+            S = np.concatenate([Yi * d, Yj * d])
+            KS = S @ K                                            # K s_i and K s_j of every chain: one GEMM
+            a1, a2 = alpha[:, :n], alpha[:, n:]
+            base = (-kappa * (np.einsum("cn,cn->c", a1, a1) + np.einsum("cn,cn->c", a2, a2) / nu)
+                    + (1 - th) * a1.sum(axis=1) - (1 + th) * a2.sum(axis=1))
+            Gi = -0.5 * np.einsum("cn,cn->c", S[:A], KS[:A]) + base
+            yks = Yj * KS[A:]
+            grad = np.concatenate([-yks - 2 * kappa[:, None] * a1 + (1 - th)[:, None],
+                                   yks - 2 * (kappa / nu)[:, None] * a2 - (1 + th)[:, None]], axis=1)
+            if self.adaptive:
+                up = np.abs(Gi) > L1
+                if up.any():
+                    L1[up] = np.abs(Gi[up])
+                    a[up] = mu_scale(nb[up], L1[up])
+                gnorm = np.linalg.norm(grad, axis=1)
+                up = gnorm > L2
+                L2[up] = gnorm[up]
+                b[up] = np.sqrt(2) * L2[up] / (np.sqrt(n) * tau[up])
+            step = np.isfinite(a)
+            if step.any():
+                with np.errstate(divide="ignore"):
+                    logu = np.log(Mu[step])
+                sr = rows[step]
+                logu[np.arange(len(sr)), I[step]] -= eta * nb[step] * Gi[step] / a[step]
+                logu -= logu.max(axis=1, keepdims=True)
+                mu_new = np.exp(logu)
+                Mu[step] = mu_new / mu_new.sum(axis=1, keepdims=True)
+            alpha = np.clip(alpha + (eta / b)[:, None] * grad, 0.0, tau[:, None])
+            sum_mu += Mu
             sum_alpha += alpha
             count += 1
-            if t % int(self.check_every) == 0 or t % int(self.generate_every) == 0 or t == T:
-                mu_bar, alpha_bar = sum_mu / count, sum_alpha / count
-                phi, gmin, gap, G = self._gap(K, mu_bar, alpha_bar, Y, tau)
-                self.gap_trace_.append((t, gap))
-                self.n_labels_trace_.append((t, len(Y)))
-                if t % int(self.generate_every) == 0 and len(Y) < int(self.max_labels):
-                    d = alpha_bar[:n] - alpha_bar[n:]
-                    ynew = _most_violated(K, d, beta)
-                    ynew = orient(ynew, Y[0])
-                    gnew = float(dual_objective(K, alpha_bar, ynew, lam, nu, th)[0])
+            total_steps += A
+            if not (t % self.check_every == 0 or t % self.generate_every == 0 or t == T):
+                continue
+            if C > 1 and time.perf_counter() - last_log > 60:
+                last_log = time.perf_counter()
+                log.info("ODMC batch: step %d of %d, %d of %d fits running, %.0f s", t, T, A, C,
+                         last_log - self.t0)
+            keep = np.ones(A, dtype=bool)
+            for r, c in enumerate(live):
+                ch = chains[c]
+                mu_bar, alpha_bar = sum_mu[r, :nb[r]] / count[r], sum_alpha[r] / count[r]
+                Y = Ypad[r, :nb[r]].astype(np.float64)
+                phi, gmin, gap, _ = ch.est._gap(K, mu_bar, alpha_bar, Y, ch.tau)
+                ch.gap_trace.append((t, gap))
+                ch.n_labels_trace.append((t, int(nb[r])))
+                if t % self.generate_every == 0 and nb[r] < ch.max_labels:
+                    dbar = alpha_bar[:n] - alpha_bar[n:]
+                    ynew = orient(_most_violated(K, dbar, ch.beta, KT=KT), Y[0])
+                    gnew = float(dual_objective(K, alpha_bar, ynew, ch.lam, ch.nu, ch.th)[0])
                     known = bool((Y == ynew[None, :]).all(axis=1).any())
-                    if not known and gnew < gmin - float(self.gap_tol) * max(1.0, abs(phi)):
-                        log.info("ODMC step %d: label %d joins B (G %.6g < min %.6g)", t, len(Y) + 1, gnew, gmin)
-                        Y = np.vstack([Y, ynew])
-                        a = mu_scale(len(Y))
-                        mu = np.append(mu * len(Y[:-1]) / len(Y), 1.0 / len(Y))
-                        sum_mu, sum_alpha, count = np.zeros_like(mu), np.zeros(2 * n), 0
-                        gap = np.inf
+                    if not known and gnew < gmin - ch.gap_tol * max(1.0, abs(phi)):
+                        log.info("ODMC step %d: label %d joins B (G %.6g < min %.6g)", t, nb[r] + 1, gnew, gmin)
+                        k = nb[r]
+                        Ypad[r, k] = ynew
+                        nb[r] = k + 1
+                        a[r] = mu_scale(k + 1, L1[r])
+                        Mu[r, :k] *= k / (k + 1)
+                        Mu[r, k] = 1.0 / (k + 1)
+                        sum_mu[r], sum_alpha[r], count[r] = 0.0, 0.0, 0
+                        if t == T:                       # no step left to average: the current point
+                            Y = Ypad[r, :nb[r]].astype(np.float64)
+                            phi, _, gap, _ = ch.est._gap(K, Mu[r, :nb[r]].copy(), alpha[r].copy(), Y, ch.tau)
+                            self._finish(ch, Mu[r, :nb[r]].copy(), alpha[r].copy(), Y, phi, gap, t, False, a[r], b[r])
+                            keep[r] = False
                         continue
-                log.debug("ODMC step %d: |B| = %d, phi %.6g, gap %.4g", t, len(Y), phi, gap)
-                if gap <= float(self.gap_tol) * max(1.0, abs(phi)):
-                    converged = True
+                log.debug("ODMC step %d: |B| = %d, phi %.6g, gap %.4g", t, nb[r], phi, gap)
+                converged = gap <= ch.gap_tol * max(1.0, abs(phi))
+                if converged or t == T:
+                    self._finish(ch, mu_bar, alpha_bar, Y, phi, gap, t, converged, a[r], b[r])
+                    keep[r] = False
+            if not keep.all():
+                live, nb, Mu, alpha = live[keep], nb[keep], Mu[keep], alpha[keep]
+                sum_mu, sum_alpha, count = sum_mu[keep], sum_alpha[keep], count[keep]
+                kappa, nu, th, tau, L1, L2, a, b = (v[keep] for v in (kappa, nu, th, tau, L1, L2, a, b))
+                Ypad = Ypad[keep]
+                if not len(live):
                     break
-        # the loop ends on a check (converged, or t = T) whose averages and gap stand; only a label
-        # that joined at the last step leaves an empty average: take the current point
-        if count == 0:
-            mu_bar, alpha_bar = mu.copy(), alpha.copy()
-            phi, _, gap, _ = self._gap(K, mu_bar, alpha_bar, Y, tau)
-        self.mu_, self.alpha_, self.labels_pool_ = mu_bar, alpha_bar, Y.astype(np.int8)
-        self.decision_ = mu_bar @ Y
-        self.labels_ = (self.decision_ < 0).astype(np.int64)
-        self.objective_, self.duality_gap_ = phi, gap
-        self.n_iter_, self.converged_, self.tau_ = t, converged, tau
-        self.step_ = {"a": float(a), "b": float(b), "eta": float(eta)}
-        self.seconds_per_iteration_ = (time.perf_counter() - t0) / max(t, 1)
+        wall = time.perf_counter() - self.t0
+        for ch in chains:
+            if len(chains) == 1:
+                ch.est.seconds_per_iteration_ = wall / max(ch.est.n_iter_, 1)
+                ch.est.batch_seconds_per_iteration_ = ch.est.seconds_per_iteration_
+            else:
+                ch.est.seconds_per_iteration_ = None
+                ch.est.batch_seconds_per_iteration_ = wall / max(total_steps, 1)
+            ch.est.batch_size_ = len(chains)
+
+    def _finish(self, ch: _Chain, mu_bar, alpha_bar, Y, phi, gap, t, converged, a, b):
+        est = ch.est
+        est.gap_trace_, est.n_labels_trace_ = ch.gap_trace, ch.n_labels_trace
+        est.mu_, est.alpha_, est.labels_pool_ = mu_bar, alpha_bar, Y.astype(np.int8)
+        est.decision_ = mu_bar @ Y
+        est.labels_ = (est.decision_ < 0).astype(np.int64)
+        est.objective_, est.duality_gap_ = phi, gap
+        est.n_iter_, est.converged_, est.tau_ = t, bool(converged), ch.tau
+        est.step_ = {"a": float(a), "b": float(b), "eta": float(self.eta)}
         if not converged:
-            log.warning("ODMC stopped after max_iter=%d steps with duality gap %.4g (|B| = %d)", T, gap, len(Y))
-        return self
+            log.warning("ODMC stopped after max_iter=%d steps with duality gap %.4g (|B| = %d)", self.T, gap, len(Y))
