@@ -65,7 +65,13 @@ def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
     # the fits of a group run one after another: time adds up over them, memory does not
     ten = [run("odmc", seed=s) for s in range(10)]
     assert RES.run_runtime(ten, sizes[800][0]) > RES.run_runtime(ten[:1], sizes[800][0])
-    assert RES.run_mem_mb(ten, *sizes[800]) == RES.run_mem_mb(ten[:1], *sizes[800])
+    kkm = [run("kkm", seed=s) for s in range(10)]
+    assert RES.run_mem_mb(kkm, *sizes[800]) == RES.run_mem_mb(kkm[:1], *sizes[800])
+    # ...except where the estimator fits them in one batch (ODMC): the first alone, nine together
+    assert RES.batch_size(ten) == 9 and RES.batch_size(ten[:1]) == 0
+    assert RES.batch_size([run("odmc", seed=s, kernel=k) for s in range(4) for k in (0, 1)]) == 3
+    extra = (RES.BATCH_N2["odmc"] * 800 * 800 * 8 + 9 * RES.BATCH_BYTES_PER_N["odmc"] * 800) / RES.MB
+    assert RES.run_mem_mb(ten, *sizes[800]) - RES.run_mem_mb(ten[:1], *sizes[800]) == pytest.approx(extra, abs=1)
     # GMMC declines sets above max_n without trying, and stops an SDP at its time_limit
     assert RES.run_seconds("gmmc", 800, {"max_n": 500}) == 0
     assert RES.run_seconds("gmmc", 800, {"time_limit": 60}) < 0.1 * RES.run_seconds("gmmc", 800)
@@ -80,8 +86,8 @@ PEAK = textwrap.dedent("""
     import json, sys
     from mkclust.experiments import Run, run_group
     from mkclust.resources import peak_rss_mb
-    est, params, ds, bank = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-    run_group([Run("e", est.upper(), est, "ds", "b", params, 0)], ds, bank)
+    est, params, ds, bank, fits = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+    run_group([Run("e", est.upper(), est, "ds", "b", params, s) for s in range(fits)], ds, bank)
     print(int(peak_rss_mb()))
 """)
 
@@ -97,21 +103,23 @@ def test_peak_memory_is_the_jobs_own_not_its_parents():
     assert RES.peak_rss_mb() >= ballast.nbytes / 2**20
 
 
-@pytest.mark.parametrize("estimator,n,params", [
-    ("kkm", 1200, {"kernel": 0, "n_init": 2}),
-    ("odmc", 1200, {"kernel": 0, "max_iter": 300}),
-    ("gmmc", 100, {"kernel": 0}),
-    ("scmk", 400, {"max_iter": 2}),
+@pytest.mark.parametrize("estimator,n,params,fits", [
+    ("kkm", 1200, {"kernel": 0, "n_init": 2}, 1),
+    ("odmc", 1200, {"kernel": 0, "max_iter": 300}, 1),
+    ("odmc", 1200, {"kernel": 0, "max_iter": 300}, 41),     # one alone, then a batch of 40
+    ("gmmc", 100, {"kernel": 0}, 1),
+    ("scmk", 400, {"max_iter": 2}, 1),
 ])
-def test_memory_estimate_covers_the_peak_of_a_real_run_job(tmp_path, estimator, n, params):
+def test_memory_estimate_covers_the_peak_of_a_real_run_job(tmp_path, estimator, n, params, fits):
     ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": n}})
     ds.save(tmp_path / "ds.npz")
     make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
     pj = json.dumps(params, sort_keys=True)
     out = subprocess.run([sys.executable, "-c", PEAK, estimator, pj, str(tmp_path / "ds.npz"),
-                          str(tmp_path / "bank.npz")], capture_output=True, text=True, check=True)
+                          str(tmp_path / "bank.npz"), str(fits)], capture_output=True, text=True, check=True)
     peak_mb = int(out.stdout.split()[-1])
-    est = RES.run_mem_mb([Run("e", "X", estimator, "ds", "b", pj, 0)], tmp_path / "ds.npz", tmp_path / "bank.npz")
+    runs = [Run("e", "X", estimator, "ds", "b", pj, s) for s in range(fits)]
+    est = RES.run_mem_mb(runs, tmp_path / "ds.npz", tmp_path / "bank.npz")
     assert peak_mb <= est, f"{estimator} at n={n}: peak {peak_mb} MB > estimate {est} MB"
     # and not absurdly above it: at most the base plus four times the arrays' share
     assert est - RES.BASE_MB <= 4 * max(peak_mb - 250, 1) + 200, (estimator, peak_mb, est)
