@@ -3,6 +3,7 @@ estimates' growth with n and the attempt, and the memory estimate against the pe
 run jobs reach."""
 
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -65,6 +66,10 @@ def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
     # the fits of a group run one after another: time adds up over them, memory does not
     ten = [run("odmc", seed=s) for s in range(10)]
     assert RES.run_runtime(ten, sizes[800][0]) > RES.run_runtime(ten[:1], sizes[800][0])
+    # ODMC's batched runs cost BATCH_TIME of a fit alone each: 1 + 0.5 x 99 fits for 100 seeds
+    hundred = [run("odmc", seed=s) for s in range(100)]
+    one = RES.SAFETY * RES.run_seconds("odmc", 800) / 60
+    assert abs(RES.run_runtime(hundred, sizes[800][0]) - RES.BASE_MINUTES - math.ceil(one * (1 + 0.5 * 99))) <= 1
     kkm = [run("kkm", seed=s) for s in range(10)]
     assert RES.run_mem_mb(kkm, *sizes[800]) == RES.run_mem_mb(kkm[:1], *sizes[800])
     # ...except where the estimator fits them in one batch (ODMC): the first alone, nine together

@@ -17,6 +17,9 @@ and seconds next to these estimates):
 - runtime: ``fits x c (n/1000)^p`` seconds per estimator (``TIME[estimator]``: seconds of one fit at
   n = 1000 on one core, and the exponent), times ``SAFETY``, plus ``BASE_MINUTES`` of start-up; a GMMC
   fit is bounded by its own ``time_limit``.
+- batches: an estimator that fits the runs of one input in one lockstep batch (``ODMC.fit_batch``)
+  holds ``BATCH_BYTES_PER_N`` bytes per sample for each batched run and ``BATCH_N2`` more n x n
+  matrices, and each batched run costs ``BATCH_TIME`` of a fit alone.
 - both grow with the attempt: ``attempt`` multiplies the estimate, so a job that SLURM killed for memory
   or time (``retries`` in the profile) is resubmitted with twice, then three times the request.
 """
@@ -66,10 +69,13 @@ DEFAULT_WORK_N2 = 8
 #: (ODMC: K's transpose for the label generation)
 BATCH_BYTES_PER_N = {"odmc": 400}
 BATCH_N2 = {"odmc": 1}
+#: a batched run's time as a fraction of one fit alone (bench_odmc.py --batch 64: 0.34 at n = 1000,
+#: 0.44 at n = 3000)
+BATCH_TIME = {"odmc": 0.5}
 #: seconds of one fit at n = 1000 on one core, and the exponent of n (default DEFAULT_TIME)
 TIME = {"km": (3, 1), "kkm": (2, 2), "sc": (10, 2), "nc": (10, 2), "rkkm": (5, 2), "rmkkm": (10, 2),
         "mkkm": (10, 2), "aasc": (10, 3), "gumkl": (10, 2), "mkc": (10, 2), "itersvr": (5, 2),
-        "odmc": (30, 1.5), "lgmmc": (500, 2), "gmmc": (2700, 3), "scsk": (150, 3), "scmk": (400, 2)}
+        "odmc": (8, 1.3), "lgmmc": (60, 2), "gmmc": (2700, 3), "scsk": (150, 3), "scmk": (400, 2)}
 DEFAULT_TIME = (60, 3)
 
 
@@ -212,6 +218,8 @@ def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
     n, _ = dataset_shape(dataset_path)
     est = runs[0].estimator
     seconds = sum(run_seconds(est, _fit_n(p, n), p) for p in (r.params for r in runs))
+    if est in BATCH_TIME:  # the batched runs cost a fraction of a fit alone each
+        seconds *= (len(runs) - batch_size(runs) * (1 - BATCH_TIME[est])) / len(runs)
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
 
 
