@@ -454,54 +454,60 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     ds = Dataset.load(dataset_path)
     input_kind = ALGORITHMS[runs[0].estimator].input_kind
     bank = None if input_kind == "features" else KernelBank.load(bank_path)
-    records, built = [], None  # built: (the pseudo-parameters, the input they select, its name)
-
-    def split(run):
-        params = run.params
-        pseudo = {key: params.pop(key) for key in PSEUDO_PARAMS if key in params}
+    split = [split_pseudo(r.params) for r in runs]
+    for params, _ in split:
         params.setdefault("n_clusters", ds.n_classes)
-        return params, pseudo
-
-    k = 0
-    while k < len(runs):
-        run = runs[k]
-        params, pseudo = split(run)
-        if built is None or built[0] != pseudo:  # a new input (a batch over alpha, beta reuses it)
-            if input_kind == "features":
-                built = (pseudo, ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, None)
-            elif input_kind == "kernel":
-                built = (pseudo, *select_kernel(bank, pseudo.get("kernel")))
-            else:
-                built = (pseudo, *_bank_input(bank, input_kind, pseudo))
-        _, data, kernel_name = built
-        log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
-        est = get_estimator(run.estimator, random_state=run.seed, **params)
-        records.append(_fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset")))
-        k += 1
-        # an estimator with fit_batch (ODMC) fits the following runs on the same input together; the
-        # first run above was fitted alone, so that its seconds per iteration are those of one fit
-        if not hasattr(type(est), "fit_batch") or pseudo.get("fit_subset") is not None:
-            continue
-        batch = []
-        while k < len(runs) and split(runs[k])[1] == pseudo:
-            batch.append((runs[k], *split(runs[k])))
-            k += 1
+    inputs: dict[str, list[int]] = {}  # the runs on each input (a batch over alpha, beta shares one)
+    for k, (_, pseudo) in enumerate(split):
+        inputs.setdefault(input_key(pseudo), []).append(k)
+    batching = hasattr(ALGORITHMS[runs[0].estimator], "fit_batch")
+    records: list = [None] * len(runs)
+    for idx in inputs.values():
+        pseudo = split[idx[0]][1]
+        if input_kind == "features":
+            data, kernel_name = (ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X), None
+        elif input_kind == "kernel":
+            data, kernel_name = select_kernel(bank, pseudo.get("kernel"))
+        else:
+            data, kernel_name = _bank_input(bank, input_kind, pseudo)
+        # an estimator with fit_batch (ODMC) fits the runs on one input together, except the first,
+        # fitted alone so that its seconds per iteration are those of one fit
+        alone = idx[:1] if batching and pseudo.get("fit_subset") is None else idx
+        for k in alone:
+            run, params = runs[k], split[k][0]
+            log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
+            est = get_estimator(run.estimator, random_state=run.seed, **params)
+            records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
+        batch = idx[len(alone):]
         if batch:
-            records.extend(_fit_batch_records(batch, data, ds, kernel_name))
+            fitted = _fit_batch_records([(runs[k], split[k][0]) for k in batch], data, ds, kernel_name)
+            for k, rec in zip(batch, fitted):
+                records[k] = rec
     return records
 
 
+def split_pseudo(params: dict) -> tuple[dict, dict]:
+    """(the estimator's parameters, the pseudo-parameters that select its input) of a run."""
+    pseudo = {k: params[k] for k in PSEUDO_PARAMS if k in params}
+    return {k: v for k, v in params.items() if k not in pseudo}, pseudo
+
+
+def input_key(pseudo: dict) -> str:
+    """Runs with equal keys share one input (and, for a batching estimator, one batch)."""
+    return json.dumps(pseudo, sort_keys=True)
+
+
 def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name) -> list[dict]:
-    """Records of runs fitted together by their estimator's ``fit_batch``; each run's fit_seconds
-    and cpu_seconds are the batch's divided by its runs."""
-    ests = [get_estimator(run.estimator, random_state=run.seed, **params) for run, params, _ in batch]
+    """Records of (run, estimator parameters) pairs fitted together by their estimator's
+    ``fit_batch``; each run's fit_seconds and cpu_seconds are the batch's divided by its runs."""
+    ests = [get_estimator(run.estimator, random_state=run.seed, **params) for run, params in batch]
     log.info("fit %d runs of %s (%s) on %s/%s in one batch", len(batch), batch[0][0].algorithm,
              batch[0][0].estimator, batch[0][0].dataset, batch[0][0].bank)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     type(ests[0]).fit_batch(ests, data)
     share = ((time.perf_counter() - wall0) / len(batch), (time.process_time() - cpu0) / len(batch))
     return [_fit_record(run, est, data, ds, params, kernel_name, fitted=share)
-            for (run, params, _), est in zip(batch, ests)]
+            for (run, params), est in zip(batch, ests)]
 
 
 def _bank_input(bank: KernelBank, input_kind: str, pseudo: dict):

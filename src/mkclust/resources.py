@@ -39,26 +39,6 @@ BASE_MB = 600  # python, numpy, scipy, scikit-learn and cvxpy imported: 250-450 
 BASE_MINUTES = 5
 SAFETY = 3.0
 
-def peak_rss_mb() -> float:
-    """This process's peak resident memory in MB since it started its program.
-
-    Linux's ``VmHWM`` (``/proc/self/status``) belongs to the process's own address space, which
-    ``exec`` replaces. ``getrusage(...).ru_maxrss`` does not reset at ``exec``: a child started by
-    ``subprocess`` (fork or vfork, then exec) reports at least its parent's peak. Under pytest or
-    snakemake that is the parent's memory, not the job's. Elsewhere (macOS, where ru_maxrss is in
-    bytes) the rusage value is the fallback.
-    """
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / 2**20 if sys.platform == "darwin" else rss / 1024.0
-
-
 #: n x n float64 matrices an estimator holds beside the bank (default DEFAULT_WORK_N2)
 WORK_N2 = {"km": 0, "kkm": 4, "sc": 6, "nc": 6, "rkkm": 4, "rmkkm": 6, "mkkm": 6, "aasc": 8, "gumkl": 6,
            "mkc": 4, "itersvr": 4, "odmc": 6, "lgmmc": 10, "gmmc": 40, "scsk": 80, "scmk": 80}
@@ -77,6 +57,26 @@ TIME = {"km": (3, 1), "kkm": (2, 2), "sc": (10, 2), "nc": (10, 2), "rkkm": (5, 2
         "mkkm": (10, 2), "aasc": (10, 3), "gumkl": (10, 2), "mkc": (10, 2), "itersvr": (5, 2),
         "odmc": (8, 1.3), "lgmmc": (60, 2), "gmmc": (2700, 3), "scsk": (150, 3), "scmk": (400, 2)}
 DEFAULT_TIME = (60, 3)
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MB since it started its program.
+
+    Linux's ``VmHWM`` (``/proc/self/status``) belongs to the process's own address space, which
+    ``exec`` replaces. ``getrusage(...).ru_maxrss`` does not reset at ``exec``: a child started by
+    ``subprocess`` (fork or vfork, then exec) reports at least its parent's peak. Under pytest or
+    snakemake that is the parent's memory, not the job's. Elsewhere (macOS, where ru_maxrss is in
+    bytes) the rusage value is the fallback.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 2**20 if sys.platform == "darwin" else rss / 1024.0
 
 
 def npz_shapes(path) -> dict[str, tuple[int, ...]]:
@@ -180,9 +180,9 @@ def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
     params = [r.params for r in runs]
     fit = max(_fit_n(p, n) for p in params)
     work = 0 if all(_declines(est, fit, p) for p in params) else WORK_N2.get(est, DEFAULT_WORK_N2)
-    batched = 0.0
-    if est in BATCH_BYTES_PER_N and batch_size(runs) > 0:
-        batched = BATCH_N2[est] * fit * fit + batch_size(runs) * BATCH_BYTES_PER_N[est] * fit / 8
+    batched, size = 0.0, _batch_size(params) if est in BATCH_BYTES_PER_N else 0
+    if size > 0:
+        batched = BATCH_N2[est] * fit * fit + size * BATCH_BYTES_PER_N[est] * fit / 8
     return int(attempt * (BASE_MB + _mb(bank + 2 * n * d + work * fit * fit + batched)))
 
 
@@ -190,14 +190,17 @@ def batch_size(runs) -> int:
     """The runs of a group that a batching estimator fits in one batch: on each input (the same
     pseudo-parameters, e.g. ``kernel``), every run after the first (which is fitted alone for its
     timing; see experiments.run_group); the largest such batch."""
-    from mkclust.experiments import PSEUDO_PARAMS  # experiments imports this module
+    return _batch_size([r.params for r in runs])
+
+
+def _batch_size(params: list[dict]) -> int:
+    from mkclust.experiments import input_key, split_pseudo  # experiments imports this module
     inputs: dict[str, int] = {}
-    for r in runs:
-        p = r.params
-        if p.get("fit_subset"):
-            continue
-        key = repr(sorted((k, p[k]) for k in PSEUDO_PARAMS if k in p))
-        inputs[key] = inputs.get(key, 0) + 1
+    for p in params:
+        pseudo = split_pseudo(p)[1]
+        if pseudo.get("fit_subset") is None:
+            key = input_key(pseudo)
+            inputs[key] = inputs.get(key, 0) + 1
     return max((c - 1 for c in inputs.values()), default=0)
 
 
@@ -217,9 +220,10 @@ def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
     """Minutes of a run job: the sum of its fits' estimates (seeds and batched settings run in turn)."""
     n, _ = dataset_shape(dataset_path)
     est = runs[0].estimator
-    seconds = sum(run_seconds(est, _fit_n(p, n), p) for p in (r.params for r in runs))
+    params = [r.params for r in runs]
+    seconds = sum(run_seconds(est, _fit_n(p, n), p) for p in params)
     if est in BATCH_TIME:  # the batched runs cost a fraction of a fit alone each
-        seconds *= (len(runs) - batch_size(runs) * (1 - BATCH_TIME[est])) / len(runs)
+        seconds *= (len(runs) - _batch_size(params) * (1 - BATCH_TIME[est])) / len(runs)
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
 
 

@@ -34,10 +34,14 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     def _validate_kernel(self, K) -> np.ndarray:
         """One (n, n) kernel, checked; and n_clusters checked against n."""
         K = check_kernels(K, allow_multiple=self.input_kind == "kernels")
-        check_n_clusters(self.n_clusters, K.shape[1])
+        self._check_n_clusters(K.shape[1])
+        return K if self.input_kind == "kernels" else K[0]
+
+    def _check_n_clusters(self, n: int):
+        """n_clusters against n samples (and 2 for two-class methods)."""
+        check_n_clusters(self.n_clusters, n)
         if self.two_class_only and int(self.n_clusters) != 2:
             raise ValueError(f"{type(self).__name__} clusters into two classes only, got n_clusters={self.n_clusters}")
-        return K if self.input_kind == "kernels" else K[0]
 
     def _best_restart(self, run_once: Callable, objective: Callable, n_init: int | None = None):
         """Run ``run_once(rng)`` ``n_init`` times (default ``self.n_init``) from one RandomState seeded

@@ -67,7 +67,6 @@ import time
 import numpy as np
 from sklearn.utils import check_random_state
 
-from mkclust._validation import check_n_clusters
 from mkclust.algorithms.base import BaseClusterer, leading_eigenvectors
 from mkclust.algorithms.itersvr import balanced_signs
 from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances
@@ -248,6 +247,8 @@ class ODMC(BaseClusterer):
         for name in ("max_iter", "generate_every", "check_every", "max_labels"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.steps not in ("adaptive", "theorem"):
+            raise ValueError(f"steps must be 'adaptive' or 'theorem', got {self.steps!r}")
 
     def default_tau(self, n: int) -> float:
         kappa = odm_kappa(n, self.lambda_, self.theta)
@@ -320,12 +321,8 @@ class ODMC(BaseClusterer):
         K = estimators[0]._validate_kernel(K)
         groups: dict[tuple, list] = {}
         for e in estimators:
-            check_n_clusters(e.n_clusters, K.shape[0])
-            if int(e.n_clusters) != 2:
-                raise ValueError(f"ODMC clusters into two classes only, got n_clusters={e.n_clusters}")
+            e._check_n_clusters(K.shape[0])
             e._check_params()
-            if e.steps not in ("adaptive", "theorem"):
-                raise ValueError(f"steps must be 'adaptive' or 'theorem', got {e.steps!r}")
             groups.setdefault(tuple(e.get_params()[k] for k in cls.LOCKSTEP), []).append(e)
         centred = None
         for ests in groups.values():
@@ -397,7 +394,6 @@ class _Lockstep:
                                            v0=np.ones(self.n), tol=EIGSH_TOL)[0][0]
             lam_max = max(float(lam_max), 0.0)
         self.adaptive = lam_max is None
-        self.t0 = time.perf_counter()
         self.chains = [_Chain(e, K, lam_max) for e in ests]
 
     def run(self):
@@ -418,7 +414,8 @@ class _Lockstep:
         sum_mu, sum_alpha, count = np.zeros((C, L)), np.zeros((C, 2 * n)), np.zeros(C)
         live = np.arange(C)                      # the batch rows of the chains still running
         KT = np.ascontiguousarray(K.T)           # K's columns as rows, for the label generation
-        total_steps, t, last_log = 0, 0, time.perf_counter()
+        total_steps, t = 0, 0
+        t0 = last_log = time.perf_counter()       # seconds per iteration count the steps, not the pools
         for t in range(1, T + 1):
             A = len(live)
             rows = np.arange(A)
@@ -431,12 +428,12 @@ class _Lockstep:
             cdf = np.cumsum(Mu, axis=1)
             cdf /= cdf[rows, nb - 1][:, None]
             J = ((cdf <= U[:, None]) & (np.arange(L)[None, :] < nb[:, None])).sum(axis=1)
-            d = alpha[:, :n] - alpha[:, n:]
+            a1, a2 = alpha[:, :n], alpha[:, n:]
+            d = a1 - a2
             Yi = Ypad[rows, I].astype(np.float64)
             Yj = Ypad[rows, J].astype(np.float64)
             S = np.concatenate([Yi * d, Yj * d])
             KS = S @ K                                            # K s_i and K s_j of every chain: one GEMM
-            a1, a2 = alpha[:, :n], alpha[:, n:]
             base = (-kappa * (np.einsum("cn,cn->c", a1, a1) + np.einsum("cn,cn->c", a2, a2) / nu)
                     + (1 - th) * a1.sum(axis=1) - (1 + th) * a2.sum(axis=1))
             Gi = -0.5 * np.einsum("cn,cn->c", S[:A], KS[:A]) + base
@@ -471,7 +468,7 @@ class _Lockstep:
             if C > 1 and time.perf_counter() - last_log > 60:
                 last_log = time.perf_counter()
                 log.info("ODMC batch: step %d of %d, %d of %d fits running, %.0f s", t, T, A, C,
-                         last_log - self.t0)
+                         last_log - t0)
             keep = np.ones(A, dtype=bool)
             for r, c in enumerate(live):
                 ch = chains[c]
@@ -512,7 +509,7 @@ class _Lockstep:
                 Ypad = Ypad[keep]
                 if not len(live):
                     break
-        wall = time.perf_counter() - self.t0
+        wall = time.perf_counter() - t0
         for ch in chains:
             if len(chains) == 1:
                 ch.est.seconds_per_iteration_ = wall / max(ch.est.n_iter_, 1)
