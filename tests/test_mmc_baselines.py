@@ -117,7 +117,7 @@ def test_lgmmc_multiple_kernel_svm_reaches_the_minimax_value():
     s, C = Y[0], 2.0
     est = LGMMC(C=C, mkl_tol=1e-4, max_mkl_iter=500)
     cuts = {"alphas": [], "values": np.zeros((0, 1)), "sums": []}
-    mu, alpha, J, gap, _ = est._mkl(K, Y, s, np.full(3, 1 / 3), cuts)
+    mu, alpha, J, gap, _ = est._mkl(K, K * np.outer(s, s), Y, s, np.full(3, 1 / 3), cuts)
     L = np.linalg.cholesky(K + 1e-10 * np.eye(n))
     a, t = cp.Variable(n), cp.Variable()
     cons = [a >= 0, a <= C, s @ a == 0] + [t <= cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(a, yk)) for yk in Y]

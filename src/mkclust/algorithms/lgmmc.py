@@ -51,6 +51,7 @@ import time
 
 import numpy as np
 from scipy.optimize import linprog
+from sklearn import config_context
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
@@ -120,11 +121,18 @@ class LGMMC(BaseClusterer):
         self.center = center
         self.random_state = random_state
 
-    def _svm(self, K, Y, mu, s):
-        """alpha of the SVM on sum_k mu_k K o y_k y_k' (with the bias constraint s'alpha = 0)."""
+    def _svm(self, Kss, Y, mu, s):
+        """alpha of the SVM on sum_k mu_k K o y_k y_k' (with the bias constraint s'alpha = 0).
+
+        ``Kss`` is K o ss', formed once per fit: s is +-1, so (K o ss') o W equals (K o W) o ss' bit
+        for bit, and each SVM costs one GEMM (W) and one product written in place. The kernel is
+        finite by construction (``_validate_kernel``), so scikit-learn's finiteness and parameter
+        checks (a pass over n^2 values per SVM) are skipped."""
         W = (Y * mu[:, None]).T @ Y                                  # sum_k mu_k y_k y_k'
-        svc = SVC(kernel="precomputed", C=float(self.C), tol=1e-4).fit(K * W * np.outer(s, s), s)
-        alpha = np.zeros(K.shape[0])
+        np.multiply(Kss, W, out=W)
+        with config_context(assume_finite=True, skip_parameter_validation=True):
+            svc = SVC(kernel="precomputed", C=float(self.C), tol=1e-4).fit(W, s)
+        alpha = np.zeros(len(s))
         alpha[svc.support_] = np.abs(svc.dual_coef_[0])
         return alpha
 
@@ -151,11 +159,11 @@ class LGMMC(BaseClusterer):
         cuts["lp"] = (mu_lp, theta, theta)
         return theta
 
-    def _mkl(self, K, Y, s, mu, cuts):
+    def _mkl(self, K, Kss, Y, s, mu, cuts):
         """The multiple-kernel SVM from ``mu``: returns (mu, alpha, J, gap, iterations)."""
         best, gap = None, np.inf
         for it in range(1, int(self.max_mkl_iter) + 1):
-            alpha = self._svm(K, Y, mu, s)
+            alpha = self._svm(Kss, Y, mu, s)
             q = label_kernel_values(K, alpha, Y)[0]
             J = float(alpha.sum() - 0.5 * mu @ q)                    # the SVM dual value at mu: >= min J
             cuts["alphas"].append(alpha)
@@ -194,11 +202,12 @@ class LGMMC(BaseClusterer):
         t0 = time.perf_counter()
         y1 = kkm_signs(K, beta, rng)
         Y, s = y1[None, :].copy(), y1.copy()
+        Kss = K * np.outer(s, s)
         mu = np.ones(1)
         cuts = {"alphas": [], "values": np.zeros((0, 1))}   # the SILP's cuts: alpha_j and q_jk
         self.mkl_iterations_, converged = [], False
         for rnd in range(1, int(self.max_labels) + 1):
-            mu, alpha, J, gap, its = self._mkl(K, Y, s, mu, cuts)
+            mu, alpha, J, gap, its = self._mkl(K, Kss, Y, s, mu, cuts)
             self.mkl_iterations_.append(its)
             q = label_kernel_values(K, alpha, Y)[0]
             ynew = _most_violated(K, alpha, beta)
