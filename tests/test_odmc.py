@@ -153,15 +153,101 @@ def test_odmc_parameters_and_registry():
     np.testing.assert_array_equal(a.mu_, b.mu_)
 
 
-def test_top_equals_the_stable_argsort_prefix():
-    """_top (a partition) picks what the full stable sort picked: the label generation's candidates."""
-    from mkclust.algorithms.odmc import _top
+def test_top_rows_equals_the_stable_argsort_prefix():
+    """_top_rows (one partition of the (m, n) array) picks, per row, what a full stable sort of the
+    members picked: the label generation's swap candidates."""
+    from mkclust.algorithms.odmc import _top_rows
     rng = np.random.default_rng(3)
-    for t in range(2000):
-        m = int(rng.integers(1, 90))
-        vals = rng.integers(0, 5, m).astype(float) if t % 2 else rng.normal(size=m)   # ties, and none
-        idx, k = rng.permutation(300)[:m], int(rng.integers(1, 40))
-        assert (_top(idx, vals, k) == idx[np.argsort(-vals, kind="stable")[:k]]).all()
+    for t in range(400):
+        m, n, k = int(rng.integers(1, 6)), int(rng.integers(1, 90)), int(rng.integers(1, 40))
+        vals = rng.integers(0, 5, (m, n)).astype(float) if t % 2 else rng.normal(size=(m, n))   # ties, and none
+        member = rng.random((m, n)) < rng.uniform(0.05, 1.0)
+        idx, valid = _top_rows(vals, member, k)
+        for r in range(m):
+            mem = np.flatnonzero(member[r])
+            want = mem[np.argsort(-vals[r, mem], kind="stable")[:k]]
+            assert valid[r].sum() == want.size and not valid[r, want.size:].any()
+            assert (idx[r, :want.size] == want).all()
+
+
+def test_lockstep_lanczos_finds_each_rows_leading_eigenvector():
+    """leading_eigvecs_rows (one GEMM per Lanczos step for all rows) against the dense eigh of each
+    M_r = diag(d_r) K diag(d_r): the same vector up to sign, at ARPACK's residual criterion; an
+    all-ones row, a row whose Krylov space is invariant early (rank 2) and the dense path too."""
+    from mkclust.algorithms.odmc import DENSE_LIMIT, leading_eigvecs_rows
+    rng = np.random.default_rng(8)
+    n = DENSE_LIMIT + 50
+    F = rng.normal(size=(n, 6)) * [3, 2, 1.5, 1, 0.5, 0.25]
+    K = F @ F.T
+    D = rng.uniform(-1, 1, size=(5, n))
+    D[1] = 1.0
+    D[2] = 0.0
+    D[2, :2] = 1.0                                              # M of rank <= 2
+    for k, dd in ((K, D), (K[:50, :50], D[:, :50])):
+        V = leading_eigvecs_rows(k, dd, tol=1e-10)
+        for r in range(len(dd)):
+            M = k * np.outer(dd[r], dd[r])
+            lam, vec = np.linalg.eigh(M)
+            v = V[r] / np.linalg.norm(V[r])
+            assert abs(v @ vec[:, -1]) == pytest.approx(1.0, abs=1e-8)
+            assert np.linalg.norm(M @ v - lam[-1] * v) <= 1e-8 * abs(lam[-1])
+
+
+def swap_reference(K, d, y, max_swaps, n_candidates):
+    """The swap loop of _swap_improve for one labelling, written plainly: full stable sorts for the
+    candidates, every pair when none of theirs improves."""
+    y, late = y.copy(), 0
+    M = K * np.outer(d, d)
+    for _ in range(max_swaps):
+        g = M @ y
+        delta = 4 * (np.diag(M) - y * g)
+        pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+        tol = 1e-12 * max(1.0, abs(y @ g))
+        found = None
+        for full, (ip, jn) in enumerate(((pos[np.argsort(-delta[pos], kind="stable")[:n_candidates]],
+                                          neg[np.argsort(-delta[neg], kind="stable")[:n_candidates]]), (pos, neg))):
+            gain = delta[ip][:, None] + delta[jn][None, :] - 8 * M[np.ix_(ip, jn)]
+            a, b = np.unravel_index(np.argmax(gain), gain.shape)
+            if gain[a, b] > tol:
+                found, late = (ip[a], jn[b]), late + full
+                break
+        if found is None:
+            break
+        y[found[0]], y[found[1]] = -1.0, 1.0
+    return y, late
+
+
+def test_swap_improve_rows_in_lockstep_equal_one_row_alone():
+    """Several labellings swapped in lockstep end where each ends alone (the plain loop above), are
+    swap-optimal (brute force over every swap), and keep e'y. Few candidates force the full pair
+    check (on the indefinite K it finds swaps the candidates missed); the rows stop after different
+    numbers of swaps."""
+    from mkclust.algorithms.odmc import _swap_improve
+    rng = np.random.default_rng(11)
+    for n, cand, swaps, psd in ((40, 3, 200, True), (40, 1, 200, False), (61, 32, 200, True), (50, 2, 4, True)):
+        F = rng.normal(size=(n, 4 if psd else n))
+        K = F @ F.T if psd else (F + F.T) / 2
+        D = rng.uniform(-1, 1, size=(5, n))
+        Y0 = np.where(rng.random((5, n)) < 0.5, 1.0, -1.0)
+        Y = _swap_improve(K, D, Y0.copy(), max_swaps=swaps, n_candidates=cand)
+        late = 0
+        for r in range(5):
+            ref, k = swap_reference(K, D[r], Y0[r], swaps, cand)
+            np.testing.assert_array_equal(Y[r], ref)
+            late += k
+            assert Y[r].sum() == Y0[r].sum()
+            if swaps < 200:
+                continue
+            M = K * np.outer(D[r], D[r])
+            best = Y[r] @ M @ Y[r]
+            for i, j in itertools.product(np.flatnonzero(Y[r] > 0), np.flatnonzero(Y[r] < 0)):
+                z = Y[r].copy()
+                z[i], z[j] = -1, 1
+                assert z @ M @ z <= best + 1e-9
+        if swaps == 200:
+            assert len({int((Y[r] != Y0[r]).sum()) for r in range(5)}) > 1
+        if not psd:
+            assert late > 0
 
 
 def grid_estimators():
