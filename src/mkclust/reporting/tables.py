@@ -162,7 +162,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
             params = col.get("params", spec.get("params", "only"))
             na = g["status"].astype(str).eq("not_finished") if "status" in g.columns else pd.Series(False, index=g.index)
             ok = g[~na]
-            flags = ";".join(sorted({f for f in g["dataset_flags"].fillna("") if f}))
+            flags = ";".join(sorted({f for f in g["dataset_flags"] if isinstance(f, str) and f}))   # NaN: none
             if ok.empty:
                 red = {m: (math.nan, math.nan) for m in metrics}
                 red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": str(g["reason"].iloc[0])})
