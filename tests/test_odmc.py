@@ -173,7 +173,8 @@ def test_top_rows_equals_the_stable_argsort_prefix():
 def test_lockstep_lanczos_finds_each_rows_leading_eigenvector():
     """leading_eigvecs_rows (one GEMM per Lanczos step for all rows) against the dense eigh of each
     M_r = diag(d_r) K diag(d_r): the same vector up to sign, at ARPACK's residual criterion; an
-    all-ones row, a row whose Krylov space is invariant early (rank 2) and the dense path too."""
+    all-ones row, a row whose Krylov space is invariant early (rank 2), rows in blocks, and the
+    dense path too."""
     from mkclust.algorithms.odmc import DENSE_LIMIT, leading_eigvecs_rows
     rng = np.random.default_rng(8)
     n = DENSE_LIMIT + 50
@@ -183,8 +184,8 @@ def test_lockstep_lanczos_finds_each_rows_leading_eigenvector():
     D[1] = 1.0
     D[2] = 0.0
     D[2, :2] = 1.0                                              # M of rank <= 2
-    for k, dd in ((K, D), (K[:50, :50], D[:, :50])):
-        V = leading_eigvecs_rows(k, dd, tol=1e-10)
+    for k, dd, block in ((K, D, 64), (K, D, 2), (K[:50, :50], D[:, :50], 64)):   # one block, three, dense
+        V = leading_eigvecs_rows(k, dd, tol=1e-10, block=block)
         for r in range(len(dd)):
             M = k * np.outer(dd[r], dd[r])
             lam, vec = np.linalg.eigh(M)

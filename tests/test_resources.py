@@ -65,17 +65,23 @@ def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
     assert RES.bank_mem_mb(sizes[800][0], 6) > RES.bank_mem_mb(sizes[800][0], 3) > RES.bank_mem_mb(sizes[200][0], 3)
     # the fits of a group run one after another: time adds up over them, memory does not
     ten = [run("odmc", seed=s) for s in range(10)]
-    assert RES.run_runtime(ten, sizes[800][0]) > RES.run_runtime(ten[:1], sizes[800][0])
-    # ODMC's batched runs cost BATCH_TIME of a fit alone each: 1 + 0.5 x 99 fits for 100 seeds
+    svr = [run("itersvr", seed=s) for s in range(10)]
+    assert RES.run_runtime(svr, sizes[800][0]) > RES.run_runtime(svr[:1], sizes[800][0])
+    # ODMC's batched runs cost BATCH_TIME of a fit alone each: 1 + BATCH_TIME x 99 fits for 100 seeds
     hundred = [run("odmc", seed=s) for s in range(100)]
     one = RES.SAFETY * RES.run_seconds("odmc", 800) / 60
-    assert abs(RES.run_runtime(hundred, sizes[800][0]) - RES.BASE_MINUTES - math.ceil(one * (1 + 0.5 * 99))) <= 1
+    fits = 1 + RES.BATCH_TIME["odmc"] * 99
+    assert RES.run_runtime(hundred, sizes[800][0]) > RES.run_runtime(hundred[:1], sizes[800][0])
+    assert abs(RES.run_runtime(hundred, sizes[800][0]) - RES.BASE_MINUTES - math.ceil(one * fits)) <= 1
     kkm = [run("kkm", seed=s) for s in range(10)]
     assert RES.run_mem_mb(kkm, *sizes[800]) == RES.run_mem_mb(kkm[:1], *sizes[800])
     # ...except where the estimator fits them in one batch (ODMC): the first alone, nine together
     assert RES.batch_size(ten) == 9 and RES.batch_size(ten[:1]) == 0
     assert RES.batch_size([run("odmc", seed=s, kernel=k) for s in range(4) for k in (0, 1)]) == 3
-    extra = (RES.BATCH_N2["odmc"] * 800 * 800 * 8 + 9 * RES.BATCH_BYTES_PER_N["odmc"] * 800) / RES.MB
+    extra = (RES.BATCH_N2["odmc"] * 800 * 800 * 8
+             + (9 * RES.BATCH_BYTES_PER_N["odmc"] + RES.BATCH_FIXED_BYTES_PER_N["odmc"]) * 800) / RES.MB
+    from mkclust.algorithms.odmc import LANCZOS_BLOCK, LANCZOS_STEPS   # the bases of the lockstep Lanczos
+    assert RES.BATCH_FIXED_BYTES_PER_N["odmc"] == LANCZOS_BLOCK * LANCZOS_STEPS * 8
     assert RES.run_mem_mb(ten, *sizes[800]) - RES.run_mem_mb(ten[:1], *sizes[800]) == pytest.approx(extra, abs=1)
     # GMMC declines sets above max_n without trying, and stops an SDP at its time_limit
     assert RES.run_seconds("gmmc", 800, {"max_n": 500}) == 0

@@ -18,8 +18,8 @@ and seconds next to these estimates):
   n = 1000 on one core, and the exponent), times ``SAFETY``, plus ``BASE_MINUTES`` of start-up; a GMMC
   fit is bounded by its own ``time_limit``.
 - batches: an estimator that fits the runs of one input in one lockstep batch (``ODMC.fit_batch``)
-  holds ``BATCH_BYTES_PER_N`` bytes per sample for each batched run and ``BATCH_N2`` more n x n
-  matrices, and each batched run costs ``BATCH_TIME`` of a fit alone.
+  holds ``BATCH_BYTES_PER_N`` bytes per sample for each batched run, ``BATCH_FIXED_BYTES_PER_N``
+  once and ``BATCH_N2`` more n x n matrices, and each batched run costs ``BATCH_TIME`` of a fit alone.
 - both grow with the attempt: ``attempt`` multiplies the estimate, so a job that SLURM killed for memory
   or time (``retries`` in the profile) is resubmitted with twice, then three times the request.
 """
@@ -49,13 +49,16 @@ DEFAULT_WORK_N2 = 8
 #: (ODMC: K's transpose for the label generation)
 BATCH_BYTES_PER_N = {"odmc": 400}
 BATCH_N2 = {"odmc": 1}
-#: a batched run's time as a fraction of one fit alone (bench_odmc.py --batch 64: 0.34 at n = 1000,
-#: 0.44 at n = 3000)
-BATCH_TIME = {"odmc": 0.5}
+#: and bytes per sample the batch holds once (ODMC: the lockstep Lanczos bases of one block of
+#: chains, LANCZOS_BLOCK x LANCZOS_STEPS floats)
+BATCH_FIXED_BYTES_PER_N = {"odmc": 64 * 100 * 8}
+#: a batched run's time as a fraction of one fit alone (bench_odmc.py --batch 64 --alone 4 with the
+#: label generation in lockstep: 0.28 at n = 1000, 0.22 at n = 3000)
+BATCH_TIME = {"odmc": 0.3}
 #: seconds of one fit at n = 1000 on one core, and the exponent of n (default DEFAULT_TIME)
 TIME = {"km": (3, 1), "kkm": (2, 2), "sc": (10, 2), "nc": (10, 2), "rkkm": (5, 2), "rmkkm": (10, 2),
         "mkkm": (10, 2), "aasc": (10, 3), "gumkl": (10, 2), "mkc": (10, 2), "itersvr": (5, 2),
-        "odmc": (8, 1.3), "lgmmc": (60, 2), "gmmc": (2700, 3), "scsk": (150, 3), "scmk": (400, 2)}
+        "odmc": (2, 1.7), "lgmmc": (60, 2), "gmmc": (2700, 3), "scsk": (150, 3), "scmk": (400, 2)}
 DEFAULT_TIME = (60, 3)
 
 
@@ -182,7 +185,7 @@ def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
     work = 0 if all(_declines(est, fit, p) for p in params) else WORK_N2.get(est, DEFAULT_WORK_N2)
     batched, size = 0.0, _batch_size(params) if est in BATCH_BYTES_PER_N else 0
     if size > 0:
-        batched = BATCH_N2[est] * fit * fit + size * BATCH_BYTES_PER_N[est] * fit / 8
+        batched = BATCH_N2[est] * fit * fit + (size * BATCH_BYTES_PER_N[est] + BATCH_FIXED_BYTES_PER_N[est]) * fit / 8
     return int(attempt * (BASE_MB + _mb(bank + 2 * n * d + work * fit * fit + batched)))
 
 

@@ -78,6 +78,9 @@ log = logging.getLogger(__name__)
 #: largest n for dense eigensolvers; Lanczos (eigsh) above, to this tolerance
 DENSE_LIMIT = 400
 EIGSH_TOL = 1e-8
+#: the lockstep Lanczos of the label generation (leading_eigvecs_rows): rows per GEMM, most steps
+LANCZOS_BLOCK = 64
+LANCZOS_STEPS = 100
 
 
 def kkm_signs(K: np.ndarray, beta: float, rng) -> np.ndarray:
@@ -230,7 +233,8 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
     return Y
 
 
-def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, max_steps: int = 300) -> np.ndarray:
+def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, max_steps: int = LANCZOS_STEPS,
+                         block: int = LANCZOS_BLOCK) -> np.ndarray:
     """Row r: the leading (largest algebraic) eigenvector of M_r = diag(D[r]) K diag(D[r]), for all
     rows at once by Lanczos in lockstep (the rows' products M_r q_r are one GEMM (m, n) x (n, n), so
     K is read once per step for every row, where m separate ``eigsh`` calls read it m times each).
@@ -239,13 +243,19 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
     reorthogonalisation (twice), stopped when its Ritz pair (theta, v) has the residual bound
     beta_k |s_k| <= ``tol`` |theta| (ARPACK's criterion, ``eigsh(tol=...)``), or when the Krylov space
     is invariant, or after ``max_steps`` steps (the best Ritz vector then). Rows leave the GEMM as
-    they converge. Up to ``DENSE_LIMIT`` samples, the dense ``eigh`` of each M_r instead (exact)."""
+    they converge. The rows go ``block`` at a time, so the bases take at most block x max_steps x n
+    floats (51 kB per sample). Up to ``DENSE_LIMIT`` samples, the dense ``eigh`` of each M_r instead
+    (exact)."""
     D = np.array(D, dtype=np.float64, ndmin=2)
     m, n = D.shape
     out = np.empty((m, n))
     if n <= DENSE_LIMIT:
         for r in range(m):
             out[r] = scipy.linalg.eigh(K * np.outer(D[r], D[r]), subset_by_index=[n - 1, n - 1])[1][:, 0]
+        return out
+    if m > block:
+        for start in range(0, m, block):
+            out[start:start + block] = leading_eigvecs_rows(K, D[start:start + block], tol, max_steps, block)
         return out
     steps = min(int(max_steps), n)
     rows = np.arange(m)                                       # the running rows; the arrays below are theirs
@@ -271,8 +281,12 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
         T[:, i[:-1], i[1:]] = T[:, i[1:], i[:-1]] = be[:, :k]
         theta, S = np.linalg.eigh(T)
         s, top = S[:, :, -1], np.abs(theta[:, -1])            # the largest Ritz value and its vector
-        done = (b * np.abs(s[:, -1]) <= tol * np.maximum(top, np.finfo(float).tiny)) | (k == steps - 1)
+        done = (b * np.abs(s[:, -1]) <= tol * np.maximum(top, np.finfo(float).tiny))
         done |= b <= 1e-14 * np.maximum(top, 1.0)             # an invariant subspace: exact
+        if k == steps - 1 and not done.all():
+            log.debug("Lanczos: %d of %d rows not converged in %d steps; their best Ritz vectors are used",
+                      int((~done).sum()), m, steps)
+            done[:] = True
         if done.any():
             out[rows[done]] = np.matmul(s[done][:, None, :], Qk[done])[:, 0]
             keep = ~done
