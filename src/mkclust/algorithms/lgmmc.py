@@ -25,7 +25,12 @@ y_k)'K(alpha_j o y_k). Each alpha_j is also a cut of the semi-infinite linear pr
 Sonnenburg et al. 2006), theta >= e'alpha_j - 1/2 sum_k mu_k q_jk, and the linear program min theta
 over mu in the simplex (scipy's HiGHS) is a lower bound of min J; the MKL stops when 1 - lower /
 upper <= ``mkl_tol``. (Kelley's SILP steps themselves, tried first, needed 50-100 SVMs per round on
-100 points.) The cuts of earlier rounds stay valid when B grows (their q columns for a new label are
+100 points.) The fixed point nears the optimum fast, then creeps while its cuts leave the lower
+bound where it is (on german, 7 of 50 rounds ended at the 100-SVM cap with a 2-4% gap); once an
+SVM lowers the upper bound by less than a tenth of ``mkl_tol``, the round continues with steps of
+the level method (Xu, Jin, King, Lyu 2008): mu is projected onto the level set of the cutting-plane
+model at lower + 0.9 (upper - lower), a small QP (cvxpy, Clarabel). Measured on german (n = 1000,
+three fits): 413-548 SVMs per fit instead of 983-1270, every round certified. The cuts of earlier rounds stay valid when B grows (their q columns for a new label are
 one product), so the lower bound starts from them; a new label enters mu with mass 1/|B|.
 
 Choices the paper leaves to us (documented, tested):
@@ -49,6 +54,7 @@ from __future__ import annotations
 import logging
 import time
 
+import cvxpy as cp
 import numpy as np
 from scipy.optimize import linprog
 from sklearn import config_context
@@ -84,6 +90,22 @@ def silp_step(values: np.ndarray, sums: np.ndarray) -> tuple[np.ndarray, float]:
         raise RuntimeError(f"SILP master problem failed: {res.message}")
     mu = np.maximum(res.x[:B], 0.0)
     return mu / mu.sum(), float(res.x[-1])
+
+
+def level_step(values: np.ndarray, sums: np.ndarray, mu: np.ndarray, level: float) -> np.ndarray | None:
+    """The level method's next point (Xu, Jin, King, Lyu, NIPS 2008): the Euclidean projection of
+    ``mu`` onto the level set {m in the simplex : sums_j - 1/2 values[j] @ m <= level for every cut
+    j}, a small QP (|B| variables) by cvxpy with Clarabel. None if the solver fails."""
+    m = cp.Variable(len(mu))
+    cons = [m >= 0, cp.sum(m) == 1, sums - 0.5 * values @ m <= level]
+    try:
+        cp.Problem(cp.Minimize(cp.sum_squares(m - mu)), cons).solve(solver=cp.CLARABEL)
+    except cp.SolverError:
+        return None
+    if m.value is None:
+        return None
+    x = np.maximum(np.asarray(m.value, dtype=np.float64), 0.0)
+    return x / x.sum() if x.sum() > 0 else None
 
 
 class LGMMC(BaseClusterer):
@@ -160,8 +182,15 @@ class LGMMC(BaseClusterer):
         return theta
 
     def _mkl(self, K, Kss, Y, s, mu, cuts):
-        """The multiple-kernel SVM from ``mu``: returns (mu, alpha, J, gap, iterations)."""
-        best, gap = None, np.inf
+        """The multiple-kernel SVM from ``mu``: returns (mu, alpha, J, gap, iterations).
+
+        Steps: the group-lasso fixed point while each SVM lowers the upper bound by at least a tenth
+        of ``mkl_tol`` (relative; a test free of the SILP bound, so the bound's shortcuts change no
+        decision); once it stalls, level-method steps for the rest of the round (:func:`level_step`,
+        level = lower + 0.9 (upper - lower) with the exact SILP bound). The fixed point nears the optimum fast but
+        then creeps (on german, 7 of 50 rounds spent the 100-SVM cap at a 2-4% gap: 700 of 983
+        SVMs), while its cuts do not raise the SILP bound; level steps add cuts near the optimum."""
+        best, gap, prev, level = None, np.inf, np.inf, False
         for it in range(1, int(self.max_mkl_iter) + 1):
             alpha = self._svm(Kss, Y, mu, s)
             q = label_kernel_values(K, alpha, Y)[0]
@@ -172,13 +201,26 @@ class LGMMC(BaseClusterer):
                 best = (mu, alpha, J)
             if len(Y) == 1 or best[2] <= 0:
                 return best + (0.0, it)
-            lower = self._silp_lower(cuts, (1.0 - float(self.mkl_tol)) * best[2])
+            if not level:
+                lower = self._silp_lower(cuts, (1.0 - float(self.mkl_tol)) * best[2])
+                gap = max(1.0 - lower / best[2], 0.0)
+                if gap <= float(self.mkl_tol):
+                    return best + (gap, it)
+                level = prev - best[2] < 0.1 * float(self.mkl_tol) * best[2]   # the fixed point has stalled
+            if not level:
+                # the group-lasso fixed point of l1-MKL: mu_k proportional to ||w_k|| = mu_k sqrt(q_k)
+                w = mu * np.sqrt(np.maximum(q, 0.0))
+                mu = w / w.sum() if w.sum() > 0 else np.full(len(Y), 1.0 / len(Y))
+                prev = best[2]
+                continue
+            sums = np.sum(cuts["alphas"], axis=1)                   # a level-method step, on the exact
+            mu_lp, lower = silp_step(cuts["values"], sums)          # SILP bound
+            cuts["lp"] = (mu_lp, lower, lower)
             gap = max(1.0 - lower / best[2], 0.0)
             if gap <= float(self.mkl_tol):
                 return best + (gap, it)
-            # the group-lasso fixed point of l1-MKL: mu_k proportional to ||w_k|| = mu_k sqrt(q_k)
-            w = mu * np.sqrt(np.maximum(q, 0.0))
-            mu = w / w.sum() if w.sum() > 0 else np.full(len(Y), 1.0 / len(Y))
+            nxt = level_step(cuts["values"], sums, best[0], lower + 0.9 * (best[2] - lower))
+            mu = mu_lp if nxt is None else nxt
         lp = cuts.get("lp")
         if lp is not None and lp[2] > lp[1]:                       # the last bound skipped cuts: make it exact
             gap = max(1.0 - silp_step(cuts["values"], np.sum(cuts["alphas"], axis=1))[1] / best[2], 0.0)
