@@ -30,8 +30,9 @@ bound where it is (on german, 7 of 50 rounds ended at the 100-SVM cap with a 2-4
 SVM lowers the upper bound by less than a tenth of ``mkl_tol``, the round continues with steps of
 the level method (Xu, Jin, King, Lyu 2008): mu is projected onto the level set of the cutting-plane
 model at lower + 0.9 (upper - lower), a small QP (Clarabel). Measured on german (n = 1000,
-three fits): 413-548 SVMs per fit instead of 983-1270, every round certified. The cuts of earlier rounds stay valid when B grows (their q columns for a new label are
-one product), so the lower bound starts from them; a new label enters mu with mass 1/|B|.
+three fits): 413-548 SVMs per fit instead of 983-1270, every round certified. The cuts of
+earlier rounds stay valid when B grows (their q columns for a new label are one product), so the
+lower bound starts from them; a new label enters mu with mass 1/|B|.
 
 Choices the paper leaves to us (documented, tested):
 
@@ -63,7 +64,7 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer
-from mkclust.algorithms.odmc import _most_violated, kkm_signs, orient
+from mkclust.algorithms.odmc import _most_violated, abs_maxima, kkm_signs, orient
 from mkclust.kernels import center_kernel
 
 log = logging.getLogger(__name__)
@@ -253,6 +254,7 @@ class LGMMC(BaseClusterer):
         y1 = kkm_signs(K, beta, rng)
         Y, s = y1[None, :].copy(), y1.copy()
         Kss = K * np.outer(s, s)
+        KT, kmax = np.ascontiguousarray(K.T), abs_maxima(K)   # for the label generation, once per fit
         mu = np.ones(1)
         cuts = {"alphas": [], "values": np.zeros((0, 1))}   # the SILP's cuts: alpha_j and q_jk
         self.mkl_iterations_, converged = [], False
@@ -260,7 +262,7 @@ class LGMMC(BaseClusterer):
             mu, alpha, J, gap, its = self._mkl(K, Kss, Y, s, mu, cuts)
             self.mkl_iterations_.append(its)
             q = label_kernel_values(K, alpha, Y)[0]
-            ynew = _most_violated(K, alpha, beta)
+            ynew = _most_violated(K, alpha, beta, KT=KT, kmax=kmax)
             ynew = orient(ynew, Y[0])
             qnew = float(label_kernel_values(K, alpha, ynew)[0, 0])
             known = bool((np.abs(Y @ ynew) == n).any())              # y or -y already in B: one label kernel

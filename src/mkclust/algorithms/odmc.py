@@ -153,6 +153,12 @@ def _top_rows(vals: np.ndarray, member: np.ndarray, k: int) -> tuple[np.ndarray,
     return np.take_along_axis(idx, order, axis=1), np.isfinite(np.take_along_axis(v, order, axis=1))
 
 
+def abs_maxima(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(max_j |K_ij|, max_i |K_ij|): K's row and column maxima in absolute value, for :func:`_pair_rows`."""
+    A = np.abs(K)
+    return A.max(axis=1), A.max(axis=0)
+
+
 def _pair_rows(P, N, delta, absd, kmax, tol):
     """The members of P and N that can be in a swap of gain > ``tol``: gain_ij = delta_i + delta_j - 8
     d_i d_j K_ij <= delta_i + max_N delta + 8 |d_i| max_N |d| max_j |K_ij| (and likewise for j), so
@@ -170,7 +176,7 @@ def _pair_rows(P, N, delta, absd, kmax, tol):
 
 
 def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 200, n_candidates: int = 32,
-                  KT: np.ndarray | None = None) -> np.ndarray:
+                  KT: np.ndarray | None = None, kmax: tuple | None = None) -> np.ndarray:
     """Improve the balanced labellings Y ((m, n), +-1, changed in place and returned) by swaps, row r
     for M_r = diag(D[r]) K diag(D[r]): while the best swap of one +1 and one -1 label (which keeps
     e'y) increases y'M_r y. The swap gain is delta_i + delta_j - 8 M_ij with delta_i = 4 (M_ii -
@@ -181,7 +187,8 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
 
     The rows run in lockstep, each exactly as alone: a swap round is elementwise over the (m, n)
     arrays of the rows still swapping plus one (m, c, c) gather of K for the candidate pairs, so m
-    labellings cost about the Python overhead of one; the full pair check is per row. ``KT`` may
+    labellings cost about the Python overhead of one; the full pair check is per row. ``kmax`` may
+    pass :func:`abs_maxima` of K (else computed when first needed). ``KT`` may
     pass K.T as a C-ordered array (the update reads K's columns as contiguous rows; K may be
     symmetric only up to rounding)."""
     m, n = Y.shape
@@ -191,7 +198,6 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
     for r in range(m):                                        # M y per row (a GEMV, as one row alone)
         g[r] = D[r] * (K @ (D[r] * Y[r]))
     rows, y, d = np.arange(m), Y.copy(), D                    # the rows still swapping, compacted
-    kmax = None                                               # max_j |K_ij| and max_i |K_ij|, when needed
     mdiag = d * d * np.diag(K)[None, :]
     for _ in range(int(max_swaps)):
         delta = 4 * (mdiag - y * g)
@@ -213,7 +219,7 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
         partial = (vp.sum(axis=1) < npos) | (vn.sum(axis=1) < nneg)
         for r in np.flatnonzero(~found & partial & (npos > 0) & (nneg > 0)):   # every pair of this row
             if kmax is None:
-                kmax = np.abs(K).max(axis=1), np.abs(K).max(axis=0)
+                kmax = abs_maxima(K)
             P, N = _pair_rows(np.flatnonzero(pos[r]), np.flatnonzero(neg[r]), delta[r], np.abs(d[r]), kmax, tol[r])
             if P.size and N.size:
                 full = delta[r, P][:, None] + delta[r, N][None, :] - 8 * np.outer(d[r, P], d[r, N]) * K[np.ix_(P, N)]
@@ -299,7 +305,7 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
 
 
 def _most_violated_rows(K: np.ndarray, D: np.ndarray, betas, max_swaps: int = 200, n_candidates: int = 32,
-                        KT: np.ndarray | None = None) -> np.ndarray:
+                        KT: np.ndarray | None = None, kmax: tuple | None = None) -> np.ndarray:
     """Row r: a balanced y maximising y'M_r y, M_r = diag(D[r]) K diag(D[r]) (= argmax_y (y*d)'K(y*d)
     = argmin_y G(alpha, y) for d = alpha_1 - alpha_2), -betas[r] <= e'y <= betas[r].
 
@@ -311,13 +317,15 @@ def _most_violated_rows(K: np.ndarray, D: np.ndarray, betas, max_swaps: int = 20
     D[zero] = 1.0                                             # alpha = 0: every y has the same G
     vecs = leading_eigvecs_rows(K, D)
     Y = np.array([balanced_signs(v, beta) for v, beta in zip(vecs, betas)], dtype=np.float64).reshape(D.shape)
-    return _swap_improve(K, D, Y, max_swaps=max_swaps, n_candidates=n_candidates, KT=KT)
+    return _swap_improve(K, D, Y, max_swaps=max_swaps, n_candidates=n_candidates, KT=KT, kmax=kmax)
 
 
 def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 200, n_candidates: int = 32,
-                   KT: np.ndarray | None = None) -> np.ndarray:
-    """One row of :func:`_most_violated_rows`: a balanced y maximising y'My, M = diag(d) K diag(d)."""
-    return _most_violated_rows(K, d[None, :], [beta], max_swaps, n_candidates, KT)[0]
+                   KT: np.ndarray | None = None, kmax: tuple | None = None) -> np.ndarray:
+    """One row of :func:`_most_violated_rows`: a balanced y maximising y'My, M = diag(d) K diag(d).
+    A caller that generates many labels on one K passes ``KT`` (C-ordered K.T) and ``kmax``
+    (:func:`abs_maxima`) once, instead of an n x n pass each."""
+    return _most_violated_rows(K, d[None, :], [beta], max_swaps, n_candidates, KT, kmax)[0]
 
 
 class ODMC(BaseClusterer):
@@ -546,6 +554,7 @@ class _Lockstep:
         sum_mu, sum_alpha, count = np.zeros((C, L)), np.zeros((C, 2 * n)), np.zeros(C)
         live = np.arange(C)                      # the batch rows of the chains still running
         KT = np.ascontiguousarray(K.T)           # K's columns as rows, for the label generation
+        kmax = abs_maxima(K)
         total_steps, t = 0, 0
         t0 = last_log = time.perf_counter()       # seconds per iteration count the steps, not the pools
         for t in range(1, T + 1):
@@ -614,7 +623,8 @@ class _Lockstep:
             gen = [r for r, c in enumerate(live) if t % self.generate_every == 0 and nb[r] < chains[c].max_labels]
             if gen:                                # the most violated labels of these chains, in lockstep
                 dbar = np.array([checks[r][1][:n] - checks[r][1][n:] for r in gen])
-                Ynew = dict(zip(gen, _most_violated_rows(K, dbar, [chains[live[r]].beta for r in gen], KT=KT)))
+                betas = [chains[live[r]].beta for r in gen]
+                Ynew = dict(zip(gen, _most_violated_rows(K, dbar, betas, KT=KT, kmax=kmax)))
             for r, c in enumerate(live):
                 ch = chains[c]
                 mu_bar, alpha_bar, Y, phi, gmin, gap = checks[r]
