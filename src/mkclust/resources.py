@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mkclust.algorithms.odmc import LANCZOS_BLOCK, LANCZOS_STEPS
+
 MB = 2**20
 BASE_MB = 600  # python, numpy, scipy, scikit-learn and cvxpy imported: 250-450 MB resident (measured)
 BASE_MINUTES = 5
@@ -51,7 +53,7 @@ BATCH_BYTES_PER_N = {"odmc": 400}
 BATCH_N2 = {"odmc": 1}
 #: and bytes per sample the batch holds once (ODMC: the lockstep Lanczos bases of one block of
 #: chains, LANCZOS_BLOCK x LANCZOS_STEPS floats)
-BATCH_FIXED_BYTES_PER_N = {"odmc": 64 * 100 * 8}
+BATCH_FIXED_BYTES_PER_N = {"odmc": LANCZOS_BLOCK * LANCZOS_STEPS * 8}
 #: a batched run's time as a fraction of one fit alone (bench_odmc.py --batch 64 --alone 4 with the
 #: label generation in lockstep: 0.28 at n = 1000, 0.22 at n = 3000)
 BATCH_TIME = {"odmc": 0.3}

@@ -193,12 +193,10 @@ class LGMMC(BaseClusterer):
     def _mkl(self, K, Kss, Y, s, mu, cuts):
         """The multiple-kernel SVM from ``mu``: returns (mu, alpha, J, gap, iterations).
 
-        Steps: the group-lasso fixed point while each SVM lowers the upper bound by at least a tenth
-        of ``mkl_tol`` (relative; a test free of the SILP bound, so the bound's shortcuts change no
-        decision); once it stalls, level-method steps for the rest of the round (:func:`level_step`,
-        level = lower + 0.9 (upper - lower) with the exact SILP bound). The fixed point nears the optimum fast but
-        then creeps (on german, 7 of 50 rounds spent the 100-SVM cap at a 2-4% gap: 700 of 983
-        SVMs), while its cuts do not raise the SILP bound; level steps add cuts near the optimum."""
+        Steps (module docstring): the group-lasso fixed point while each SVM lowers the upper bound by
+        at least a tenth of ``mkl_tol`` (relative; a test free of the SILP bound, so the bound's
+        shortcuts change no decision); once it stalls, level-method steps for the rest of the round
+        (:func:`level_step`, on the exact SILP bound)."""
         best, gap, prev, level = None, np.inf, np.inf, False
         for it in range(1, int(self.max_mkl_iter) + 1):
             alpha = self._svm(Kss, Y, mu, s)
@@ -216,12 +214,12 @@ class LGMMC(BaseClusterer):
                 if gap <= float(self.mkl_tol):
                     return best + (gap, it)
                 level = prev - best[2] < 0.1 * float(self.mkl_tol) * best[2]   # the fixed point has stalled
-            if not level:
-                # the group-lasso fixed point of l1-MKL: mu_k proportional to ||w_k|| = mu_k sqrt(q_k)
-                w = mu * np.sqrt(np.maximum(q, 0.0))
-                mu = w / w.sum() if w.sum() > 0 else np.full(len(Y), 1.0 / len(Y))
-                prev = best[2]
-                continue
+                if not level:
+                    # the group-lasso fixed point of l1-MKL: mu_k proportional to ||w_k|| = mu_k sqrt(q_k)
+                    w = mu * np.sqrt(np.maximum(q, 0.0))
+                    mu = w / w.sum() if w.sum() > 0 else np.full(len(Y), 1.0 / len(Y))
+                    prev = best[2]
+                    continue
             sums = np.sum(cuts["alphas"], axis=1)                   # a level-method step, on the exact
             mu_lp, lower = silp_step(cuts["values"], sums)          # SILP bound
             cuts["lp"] = (mu_lp, lower, lower)

@@ -65,7 +65,6 @@ import logging
 import time
 
 import numpy as np
-import scipy.linalg
 from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer, leading_eigenvectors
@@ -256,8 +255,9 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
     m, n = D.shape
     out = np.empty((m, n))
     if n <= DENSE_LIMIT:
-        for r in range(m):
-            out[r] = scipy.linalg.eigh(K * np.outer(D[r], D[r]), subset_by_index=[n - 1, n - 1])[1][:, 0]
+        for r, d in enumerate(D):
+            vec = leading_eigenvectors(None, n, 1, dense=lambda d=d: K * np.outer(d, d), dense_limit=DENSE_LIMIT)[1]
+            out[r] = vec[:, 0]
         return out
     if m > block:
         for start in range(0, m, block):
@@ -621,6 +621,7 @@ class _Lockstep:
                 ch.n_labels_trace.append((t, int(nb[r])))
                 checks.append((mu_bar, alpha_bar, Y, phi, gmin, gap))
             gen = [r for r, c in enumerate(live) if t % self.generate_every == 0 and nb[r] < chains[c].max_labels]
+            Ynew = {}
             if gen:                                # the most violated labels of these chains, in lockstep
                 dbar = np.array([checks[r][1][:n] - checks[r][1][n:] for r in gen])
                 betas = [chains[live[r]].beta for r in gen]
@@ -628,7 +629,7 @@ class _Lockstep:
             for r, c in enumerate(live):
                 ch = chains[c]
                 mu_bar, alpha_bar, Y, phi, gmin, gap = checks[r]
-                if gen and r in Ynew:
+                if r in Ynew:
                     ynew = orient(Ynew[r], Y[0])
                     gnew = float(dual_objective(K, alpha_bar, ynew, ch.lam, ch.nu, ch.th)[0])
                     known = bool((Y == ynew[None, :]).all(axis=1).any())
