@@ -100,6 +100,11 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
     (lambda c: c["datasets"].update(bad={"loader": "nowhere"}) or c["experiments"]["tiny"]["datasets"].append("bad"),
      "unknown dataset loader 'nowhere'"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KM"]["params"].update(random_state=3), "random_state"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KM"]["params"].update(preprocess="whiten"),
+     r"tiny.algorithms.KM.preprocess: unknown preprocessing 'whiten'"),
+    (lambda c: c["kernel_banks"]["mkc3"].update(preprocess="whiten"), r"kernel_banks.mkc3.preprocess: unknown preproc"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(preprocess="minmax"),
+     r"no parameter\(s\) \['preprocess'\]"),
     (lambda c: c["experiments"]["tiny"]["tables"]["table2"]["columns"].update(Z={"algorithm": "ZZ"}), "ZZ"),
     (lambda c: c["experiments"]["tiny"]["algorithms"].update(KKM2={"algorithm": "kkm", "grid": {"kernel": [0]}}) or
      c["experiments"]["tiny"]["algorithms"]["KKM2"].update(grid={"kernel": 5}), "non-empty list"),
@@ -238,3 +243,27 @@ def test_pseudo_params_for_multi_kernel_estimators(tmp_path):
     assert one({"fit_subset": 120, "rank": 15}, bank="n.npz")["metrics"]["acc"] > 0.9
     with pytest.raises(ConfigError, match="n_kernels=4 is out of range"):
         one({"n_kernels": 4})
+
+
+def test_estimators_on_features_take_the_preprocess_pseudo_param(tmp_path):
+    from sklearn.cluster import KMeans
+    from sklearn.preprocessing import MinMaxScaler
+
+    from mkclust.datasets import Dataset
+
+    # two classes split by column 0 (range 1); column 1 is noise with a range of 1000, which decides
+    # k-means on the raw features and matters no more than column 0 once both are scaled to [-1, 1]
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 60)
+    X = np.column_stack([y + 0.05 * rng.normal(size=120), 1000 * rng.uniform(size=120)])
+    Dataset(X, y, {"name": "split"}).save(tmp_path / "d.npz")
+
+    def km(params, seed=0):
+        return run_one(Run("e", "KM", "km", "split", "none", json.dumps(params), seed), tmp_path / "d.npz")
+
+    raw, scaled = km({"n_init": 1}), km({"n_init": 1, "preprocess": "minmax"})
+    assert raw["metrics"]["acc"] < 0.75 and scaled["metrics"]["acc"] == 1.0
+    assert scaled["params"]["preprocess"] == "minmax"  # the record says what the features were
+    for seed in (0, 1):
+        ref = KMeans(2, n_init=1, random_state=seed).fit_predict(MinMaxScaler((-1, 1)).fit_transform(X))
+        assert metrics.acc(ref, km({"n_init": 1, "preprocess": "minmax"}, seed)["labels"]) == 1.0

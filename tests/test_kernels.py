@@ -177,3 +177,32 @@ def test_bad_input():
         build_bank("mkc3", np.eye(3), preprocess="whiten")
     with pytest.raises(ValueError, match="square"):
         feature_map(np.ones((3, 4)))
+
+
+def test_minmax_scales_each_column_onto_minus_one_one_like_svm_scale():
+    from sklearn.preprocessing import MinMaxScaler
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 4)) * [1.0, 50.0, 1e-3, 7.0] + [0.0, -20.0, 5.0, 1e4]
+    X[:, 2] = 4.0  # a constant column
+    Z = kernels.apply_preprocess(X, "minmax")
+    np.testing.assert_array_equal(Z[:, 2], 0.0)
+    live = [0, 1, 3]
+    np.testing.assert_allclose(Z[:, live].min(axis=0), -1.0)
+    np.testing.assert_allclose(Z[:, live].max(axis=0), 1.0)
+    # the same map as scikit-learn's scaler (an independent implementation) on the varying columns
+    np.testing.assert_allclose(Z[:, live], MinMaxScaler((-1, 1)).fit_transform(X[:, live]), atol=1e-12)
+    np.testing.assert_allclose(kernels.apply_preprocess(sp.csr_matrix(X), "minmax"), Z)
+    # the scales the ODMC kernels see no longer depend on the units of a column
+    G = build_bank("gauss_grid", X * [1.0, 1e3, 1.0, 1.0], preprocess="minmax", widths=[1.0]).kernel(0)
+    np.testing.assert_allclose(G, build_bank("gauss_grid", X, preprocess="minmax", widths=[1.0]).kernel(0))
+
+
+def test_config_schema_lists_every_preprocessing():
+    from pathlib import Path
+
+    import yaml
+
+    schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml").read_text())
+    enum = schema["properties"]["kernel_banks"]["additionalProperties"]["properties"]["preprocess"]["enum"]
+    assert sorted(enum) == sorted(kernels.PREPROCESS)

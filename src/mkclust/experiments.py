@@ -38,7 +38,7 @@ from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.algorithms.base import NotFinished
 from mkclust.datasets import REGISTRY as DATASETS
 from mkclust.datasets import Dataset, load
-from mkclust.kernels import BANKS, KernelBank, bank_size, build_bank
+from mkclust.kernels import BANKS, PREPROCESS, KernelBank, apply_preprocess, bank_size, build_bank
 from mkclust.resources import peak_rss_mb
 
 log = logging.getLogger("mkclust.experiments")
@@ -192,11 +192,14 @@ class Plan:
 #: parameters the runner consumes (not passed to the estimator), and the input kinds that take them:
 #: ``kernel`` picks one kernel of the bank (an index or "ew"); ``n_kernels`` keeps the first M
 #: kernels; ``fit_subset`` fits on a random subset of that size (drawn with the run's seed) and labels
-#: every sample with ``predict`` (the MKC paper's Table 3).
+#: every sample with ``predict`` (the MKC paper's Table 3); ``preprocess`` transforms the data matrix
+#: of an estimator on features (:data:`mkclust.kernels.PREPROCESS`, as a bank's ``preprocess:`` does
+#: before its kernels), e.g. KM on the columns scaled to [-1, 1] that the ODMC protocol's kernels use.
 PSEUDO_PARAMS = {
     "kernel": ("kernel", "feature_maps"),
     "n_kernels": ("kernels", "feature_maps"),
     "fit_subset": ("feature_maps",),
+    "preprocess": ("features",),
 }
 
 
@@ -224,7 +227,13 @@ def _bank_spec(config: dict, name: str, where: str) -> dict:
     spec.setdefault("bank", name)
     if spec["bank"] not in BANKS:
         raise ConfigError(f"kernel_banks.{name}.bank: unknown bank {spec['bank']!r}; known: {', '.join(sorted(BANKS))}")
+    _check_preprocess(spec.get("preprocess"), f"kernel_banks.{name}.preprocess")
     return spec
+
+
+def _check_preprocess(how, where: str) -> None:
+    if how is not None and how not in PREPROCESS:
+        raise ConfigError(f"{where}: unknown preprocessing {how!r}; known: {', '.join(sorted(PREPROCESS))}")
 
 
 def _dataset_spec(config: dict, name: str, where: str) -> dict:
@@ -280,6 +289,8 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
         raise ConfigError(f"{where}: {est_name} has no parameter(s) {bad}; it takes {sorted(valid)}")
     if "random_state" in fixed or "random_state" in grid:
         raise ConfigError(f"{where}: random_state comes from the experiment's seeds, not params")
+    for how in ([fixed["preprocess"]] if "preprocess" in fixed else []) + as_list(grid.get("preprocess", [])):
+        _check_preprocess(how, f"{where}.preprocess")
     batch = list(a.get("batch") or [])
     if set(batch) - set(grid):
         raise ConfigError(f"{where}.batch: {sorted(set(batch) - set(grid))} are not parameters of its grid")
@@ -465,7 +476,8 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     for idx in inputs.values():
         pseudo = split[idx[0]][1]
         if input_kind == "features":
-            data, kernel_name = (ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X), None
+            data, kernel_name = apply_preprocess(ds.X, pseudo.get("preprocess")), None
+            data = data.toarray() if hasattr(data, "toarray") else data
         elif input_kind == "kernel":
             data, kernel_name = select_kernel(bank, pseudo.get("kernel"))
         else:

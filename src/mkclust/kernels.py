@@ -228,6 +228,21 @@ def _zscore(X):
     return (X - X.mean(axis=0)) / sd
 
 
+def _minmax(X):
+    """Each column mapped affinely onto [-1, 1] (LIBSVM's ``svm-scale`` default); a constant column
+    becomes 0."""
+    if sp.issparse(X):
+        X = X.toarray()
+    X = np.asarray(X, dtype=np.float64)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = hi - lo
+    const = span == 0
+    span[const] = 1.0
+    out = 2.0 * (X - lo) / span - 1.0
+    out[:, const] = 0.0
+    return out
+
+
 PREPROCESS: dict[str, Callable] = {
     "none": lambda X: X,
     # rows scaled to unit L2 norm (the RMKKM authors' ``_uni`` files)
@@ -235,6 +250,8 @@ PREPROCESS: dict[str, Callable] = {
     # columns z-scored, then rows to unit norm (the authors' ``_zscore_uni`` files)
     "zscore_unit": lambda X: _unit_rows(_zscore(X)),
     "zscore": _zscore,
+    # columns to [-1, 1] (LIBSVM's svm-scale): the MMC papers' UCI protocol (ODMC, its baselines)
+    "minmax": _minmax,
 }
 
 
