@@ -214,6 +214,42 @@ def test_gmmc_not_finished_is_reported():
         GMMC(time_limit=1e-4).fit(K)
 
 
+def test_gmmc_c_path_warm_started_solves_each_sdp_in_fewer_iterations():
+    """fit_batch: its first (smallest) C equals fit; every other C reaches the value of the primal
+    relaxation (Clarabel's interior point) to SCS's tolerance and gives fit's labels, and the path
+    takes fewer SCS iterations than the cold fits."""
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + [2.5, 0, 0]])
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.exp(-sq / sq.mean())
+    Cs = [100.0, 1.0, 1000.0, 10.0]  # fit_batch orders the path itself
+    batch = GMMC.fit_batch([GMMC(C=C) for C in Cs], K)
+    cold = [GMMC(C=C).fit(K) for C in Cs]
+    first = Cs.index(1.0)
+    assert np.array_equal(batch[first].M_, cold[first].M_) and batch[first].objective_ == cold[first].objective_
+    n = K.shape[0]
+    for C, b, c in zip(Cs, batch, cold):
+        assert b.not_finished_ is None
+        A = np.linalg.inv(center_kernel(K) + np.eye(n) / C)
+        M = cp.Variable((n, n), PSD=True)  # the primal relaxation, by an interior-point solver
+        exact = cp.Problem(cp.Minimize(cp.trace((A + A.T) / 2 @ M)),
+                           [cp.diag(M) == 1, cp.sum(M) <= (0.03 * n) ** 2]).solve(solver=cp.CLARABEL)
+        assert b.objective_ == pytest.approx(exact, rel=2e-3)
+        assert metrics.acc(c.labels_, b.labels_) == 1.0
+    assert sum(b.n_iter_ for b in batch) < 0.7 * sum(c.n_iter_ for c in cold)
+
+
+def test_gmmc_batch_reports_not_finished_per_estimator():
+    K, _ = shifted_blobs(n=20)
+    declined = GMMC.fit_batch([GMMC(C=1.0, max_n=30), GMMC(C=10.0, max_n=30)], K)
+    assert all("max_n" in str(e.not_finished_) and not hasattr(e, "labels_") for e in declined)
+    out = GMMC.fit_batch([GMMC(C=1.0), GMMC(C=10.0, time_limit=1e-4)], K)
+    assert out[0].not_finished_ is None and len(out[0].labels_) == 40
+    assert "time limit" in str(out[1].not_finished_)
+    with pytest.raises(TypeError, match="GMMC estimators"):
+        GMMC.fit_batch([ODMC()], K)
+
+
 @pytest.mark.parametrize("name", ["lgmmc", "gmmc", "odmc", "itersvr"])
 def test_seconds_per_iteration_and_bad_parameters(name):
     K, _ = shifted_blobs(n=15)
@@ -245,3 +281,30 @@ def test_odmc_adaptive_steps_move_mu_where_theorem_bounds_do_not():
     assert metrics.acc(y, ad.labels_) == 1.0
     with pytest.raises(ValueError, match="steps"):
         ODMC(steps="fast").fit(K)
+
+
+def test_run_group_solves_a_gmmc_c_path_in_one_batch(tmp_path):
+    """The workflow's runner hands every C of a GMMC group to fit_batch (none is fitted alone first),
+    so the records equal the batch's; an SDP that did not finish is an N/A record with its reason."""
+    import json
+
+    from mkclust.experiments import Run, make_bank, make_dataset, run_group
+    from mkclust.kernels import KernelBank
+
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 40}})
+    ds.save(tmp_path / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
+    K = KernelBank.load(tmp_path / "bank.npz").kernel(1)
+
+    def runs(**fixed):
+        return [Run("e", "GMMC", "gmmc", "ds", "b", json.dumps({"kernel": 1, "C": C, **fixed}), 0, batch="C")
+                for C in (1, 10, 100)]
+
+    recs = run_group(runs(), tmp_path / "ds.npz", tmp_path / "bank.npz")
+    batch = GMMC.fit_batch([GMMC(C=C) for C in (1, 10, 100)], K)
+    assert [r["labels"] for r in recs] == [e.labels_.tolist() for e in batch]
+    assert [r["n_iter"] for r in recs] == [e.n_iter_ for e in batch]
+    assert {r["status"] for r in recs} == {"ok"}
+    declined = run_group(runs(max_n=30), tmp_path / "ds.npz", tmp_path / "bank.npz")
+    assert [r["status"] for r in declined] == ["not_finished"] * 3
+    assert all("n = 40 > max_n = 30" in r["reason"] and r["labels"] == [] for r in declined)

@@ -483,8 +483,10 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
         else:
             data, kernel_name = _bank_input(bank, input_kind, pseudo)
         # an estimator with fit_batch (ODMC) fits the runs on one input together, except the first,
-        # fitted alone so that its seconds per iteration are those of one fit
-        alone = idx[:1] if batching and pseudo.get("fit_subset") is None else idx
+        # fitted alone so that its seconds per iteration are those of one fit (unless the estimator
+        # says batch_alone_first = False: GMMC's batch is a warm-started C path from its first run)
+        first = getattr(ALGORITHMS[runs[0].estimator], "batch_alone_first", True)
+        alone = (idx[:1] if first else []) if batching and pseudo.get("fit_subset") is None else idx
         for k in alone:
             run, params = runs[k], split[k][0]
             log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
@@ -572,6 +574,8 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
     status, reason = "ok", ""
     try:
         if fitted is not None:
+            if getattr(est, "not_finished_", None) is not None:  # declined within its batch
+                raise est.not_finished_
             labels = np.asarray(est.labels_)
         elif fit_subset is None:
             est.fit(data)
