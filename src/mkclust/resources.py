@@ -194,8 +194,8 @@ def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
 
 def batch_size(runs) -> int:
     """The runs of a group that a batching estimator fits in one batch: on each input (the same
-    pseudo-parameters, e.g. ``kernel``), every run after the first (which is fitted alone for its
-    timing; see experiments.run_group); the largest such batch."""
+    pseudo-parameters, e.g. ``kernel``), every run after the first (which ODMC, the estimator of
+    BATCH_TIME, fits alone for its timing; see experiments.run_group); the largest such batch."""
     return _batch_size([r.params for r in runs])
 
 

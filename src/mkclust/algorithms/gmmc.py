@@ -109,6 +109,7 @@ class GMMC(BaseClusterer):
     batch_alone_first = False
 
     def fit(self, K, y=None):
+        self._C()
         K, beta = self._prepare(K)
         sdp = _DualSdp(K.shape[0], beta)
         self._solve(sdp, K, beta, warm=False)
@@ -136,6 +137,7 @@ class GMMC(BaseClusterer):
             raise TypeError("fit_batch takes a non-empty list of GMMC estimators")
         paths: dict[tuple, list] = {}
         for e in estimators:
+            e._C()
             e.not_finished_ = None
             paths.setdefault((e.balance, e.center, e.max_n, e.n_clusters), []).append(e)
         for path in paths.values():
@@ -153,11 +155,15 @@ class GMMC(BaseClusterer):
                     e.not_finished_ = exc
         return estimators
 
+    def _C(self) -> float:
+        C = float(self.C)
+        if not C > 0:
+            raise ValueError(f"C must be positive, got {self.C}")
+        return C
+
     def _prepare(self, K):
         """The (centred) kernel and beta; raises NotFinished above max_n."""
         K = self._validate_kernel(K)
-        if not float(self.C) > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
         n = K.shape[0]
         if self.max_n is not None and n > int(self.max_n):
             raise NotFinished(f"GMMC not run: n = {n} > max_n = {int(self.max_n)} (the n x n SDP would not "
@@ -170,13 +176,11 @@ class GMMC(BaseClusterer):
         return K, beta
 
     def _solve(self, sdp: _DualSdp, K, beta: float, warm: bool) -> None:
-        n = K.shape[0]
-        if not float(self.C) > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
-        A = np.linalg.inv(K + np.eye(n) / float(self.C))
+        n, C = K.shape[0], self._C()
+        A = np.linalg.inv(K + np.eye(n) / C)
         A = 0.5 * (A + A.T)
         z, _, M, status, value, secs, iters = sdp.solve(A, self.time_limit, float(self.eps), warm)
-        log.info("GMMC: C = %g, SCS %s in %.1f s (%s iterations%s), value %.6g", float(self.C), status, secs, iters,
+        log.info("GMMC: C = %g, SCS %s in %.1f s (%s iterations%s), value %.6g", C, status, secs, iters,
                  ", warm start" if warm else "", value)
         if self.time_limit and secs >= 0.99 * float(self.time_limit):
             raise NotFinished(f"GMMC did not finish: SCS stopped at the time limit of {float(self.time_limit):g} s "
