@@ -310,29 +310,32 @@ def test_run_group_solves_a_gmmc_c_path_in_one_batch(tmp_path):
     assert all("n = 40 > max_n = 30" in r["reason"] and r["labels"] == [] for r in declined)
 
 
-def test_lgmmc_batch_fits_each_start_once_and_equals_separate_fits():
-    """Seeds that reach the same kernel k-means start y_1 are one computation in fit_batch; every
-    estimator still ends exactly as its own fit."""
-    from mkclust.algorithms.odmc import kkm_signs
-
+@pytest.mark.parametrize("cls,kw,fitted", [
+    (LGMMC, {"max_labels": 8}, ("labels_", "mu_", "objective_", "mkl_iterations_", "labels_pool_")),
+    (IterSVR, {}, ("labels_", "decision_", "objective_", "n_iter_")),
+])
+def test_batch_fits_each_start_once_and_equals_separate_fits(cls, kw, fitted):
+    """LG-MMC and IterSVR: seeds that reach the same kernel k-means start are one computation in
+    fit_batch; every estimator still ends exactly as its own fit."""
     X = np.random.default_rng(0).uniform(size=(40, 2))
     sq = ((X[:, None] - X[None]) ** 2).sum(-1)
     K = np.exp(-sq / sq.mean())
     grid = [(C, seed) for C in (1.0, 10.0) for seed in range(6)]
-    batch = LGMMC.fit_batch([LGMMC(C=C, max_labels=8, random_state=seed) for C, seed in grid], K)
-    starts = {s: kkm_signs(center_kernel(K), 0.03 * 40, np.random.RandomState(s)).tobytes() for s in range(6)}
-    distinct = len({(C, starts[s]) for C, s in grid})
-    assert 2 < distinct < len(grid)  # the data give both shared and distinct starts
-    assert sum(not e.shared_fit_ for e in batch) == distinct
-    for (C, seed), e in zip(grid, batch):
-        alone = LGMMC(C=C, max_labels=8, random_state=seed).fit(K)
-        assert np.array_equal(e.labels_, alone.labels_) and np.array_equal(e.mu_, alone.mu_)
-        assert e.objective_ == alone.objective_ and e.mkl_iterations_ == alone.mkl_iterations_
-        assert e.labels_pool_ is not alone.labels_pool_
+    batch = cls.fit_batch([cls(C=C, random_state=seed, **kw) for C, seed in grid], K)
+    alone = [cls(C=C, random_state=seed, **kw).fit(K) for C, seed in grid]
+    starts = {(C, cls(C=C, random_state=s, **kw)._start(cls(**kw)._prepare(K)).tobytes()) for C, s in grid}
+    assert 2 < len(starts) < len(grid)  # the data give both shared and distinct starts
+    assert sum(not e.shared_fit_ for e in batch) == len(starts)
+    for e, a in zip(batch, alone):
+        for name in fitted:
+            assert np.array_equal(getattr(e, name), getattr(a, name)), name
+        assert e.seconds_per_iteration_ > 0
+    if cls is IterSVR:  # the start's own attribute is each run's, not copied
+        assert all(np.array_equal(e.init_labels_, a.init_labels_) for e, a in zip(batch, alone))
     shared = next(e for e in batch if e.shared_fit_)
-    shared.mu_[0] = -1.0  # a copy, not a view of the computed fit's arrays
-    assert all(e.mu_[0] != -1.0 for e in batch if e is not shared)
-    with pytest.raises(TypeError, match="LG-MMC estimators"):
-        LGMMC.fit_batch([GMMC()], K)
-    with pytest.raises(ValueError, match="C must be positive"):
-        LGMMC.fit_batch([LGMMC(C=1.0), LGMMC(C=-1.0)], K)
+    shared.labels_[0] = 7  # a copy, not a view of the computed fit's arrays
+    assert all(e.labels_[0] != 7 for e in batch if e is not shared)
+    with pytest.raises(TypeError, match=f"{cls.__name__} estimators"):
+        cls.fit_batch([GMMC()], K)
+    with pytest.raises(ValueError, match="balance must be >= 0"):
+        cls.fit_batch([cls(**kw), cls(balance=-1.0, **kw)], K)

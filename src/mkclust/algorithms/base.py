@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import logging
+import time
 from typing import Callable
 
 import numpy as np
@@ -63,6 +65,57 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         X = check_features(X)
         check_n_clusters(self.n_clusters, X.shape[0])
         return X
+
+
+class SharedStartBatch:
+    """``fit_batch`` for estimators whose ``random_state`` enters a fit only through its start (a
+    k-means labelling, say), the rest being a deterministic function of (kernel, the other
+    parameters, start): the runs of a batch that reach the same start are one computation, done
+    once, its fitted attributes copied to the others (``shared_fit_`` True on the copies). Every
+    estimator ends exactly as its own ``fit``.
+
+    The estimator provides ``_prepare(K)`` (the checked, transformed kernel and what else the fit
+    shares, for estimators equal in ``PREPARE_KEY``), ``_check_params()``, ``_start(prepared)`` (the
+    start as an array; it may set the estimator's own ``START_ATTRS``, which are not copied) and
+    ``_fit_from(prepared, start, start_seconds)``, which returns the fitted estimator; its ``fit``
+    is ``_fit_from(P, _start(P))`` with P = ``_prepare(K)``."""
+
+    #: the runner hands every run of a batch to fit_batch (none is fitted alone first)
+    batch_alone_first = False
+    PREPARE_KEY: tuple = ()
+    START_ATTRS: tuple = ()
+
+    def fit(self, K, y=None):
+        prepared = self._prepare(K)
+        t0 = time.perf_counter()
+        start = self._start(prepared)
+        return self._fit_from(prepared, start, time.perf_counter() - t0)
+
+    @classmethod
+    def fit_batch(cls, estimators, K) -> list:
+        """Fit several estimators on one kernel K; returns them, fitted (see the class docstring)."""
+        estimators = list(estimators)
+        if not estimators or not all(isinstance(e, cls) for e in estimators):
+            raise TypeError(f"fit_batch takes a non-empty list of {cls.__name__} estimators")
+        for e in estimators:  # every parameter checked before any fit
+            e._check_params()
+        prepared, done = {}, {}
+        for e in estimators:
+            shape = tuple(getattr(e, k) for k in cls.PREPARE_KEY)
+            if shape not in prepared:
+                prepared[shape] = e._prepare(K)
+            t0 = time.perf_counter()
+            start = np.ascontiguousarray(e._start(prepared[shape]))
+            key = (repr(sorted((k, v) for k, v in e.get_params().items() if k != "random_state")),
+                   start.dtype.str, start.tobytes())
+            if key in done:
+                for name, value in vars(done[key]).items():
+                    if name.endswith("_") and not name.startswith("_") and name not in cls.START_ATTRS:
+                        setattr(e, name, copy.deepcopy(value))
+                e.shared_fit_ = True
+            else:
+                done[key] = e._fit_from(prepared[shape], start, time.perf_counter() - t0)
+        return estimators
 
 
 def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: int, v0=None, tol: float = 0.0):

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.svm import SVR
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer
+from mkclust.algorithms.base import BaseClusterer, SharedStartBatch
 from mkclust.algorithms.kmeans import KernelKMeans
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def balanced_signs(f: np.ndarray, l: float) -> np.ndarray:
     return y
 
 
-class IterSVR(BaseClusterer):
+class IterSVR(SharedStartBatch, BaseClusterer):
     """IterSVR on one precomputed kernel (see the module docstring).
 
     Parameters: n_clusters (must be 2); C and svr_epsilon of the SVR; balance l (None: 0.03 n);
@@ -49,7 +49,11 @@ class IterSVR(BaseClusterer):
     Attributes: labels_, decision_ (the last SVR outputs), n_iter_, init_labels_, objective_ (the
     SVR's epsilon-insensitive training loss sum max(0, |f - y| - eps), for comparing restarts),
     seconds_per_iteration_ (wall time of one SVR fit and relabelling, averaged; the ODMC paper's
-    Figure 2).
+    Figure 2), shared_fit_.
+
+    ``fit_batch`` (:class:`~mkclust.algorithms.base.SharedStartBatch`): ``random_state`` enters a
+    fit only through the k-means start, so runs of one kernel that reach the same balanced start
+    are computed once (``shared_fit_`` on the copies; ``init_labels_`` stays each run's own).
     """
 
     two_class_only = True
@@ -62,14 +66,28 @@ class IterSVR(BaseClusterer):
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def fit(self, K, y=None):
+    PREPARE_KEY = ("balance", "n_clusters")
+    START_ATTRS = ("init_labels_",)
+
+    def _check_params(self):
+        if self.balance is not None and float(self.balance) < 0:
+            raise ValueError(f"balance must be >= 0, got {self.balance}")
+
+    def _prepare(self, K):
         K = self._validate_kernel(K)
-        n = K.shape[0]
-        l = 0.03 * n if self.balance is None else float(self.balance)
-        rng = check_random_state(self.random_state)
-        km = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng).fit(K)
-        self.init_labels_ = km.labels_.astype(np.int64)
-        yy = balanced_signs(np.where(km.labels_ == 0, 1.0, -1.0), l)
+        self._check_params()
+        return K, 0.03 * K.shape[0] if self.balance is None else float(self.balance)
+
+    def _start(self, prepared):
+        """The balanced signs of a kernel k-means labelling from two random centres (init_labels_)."""
+        K, l = prepared
+        km = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=check_random_state(self.random_state))
+        self.init_labels_ = km.fit(K).labels_.astype(np.int64)
+        return balanced_signs(np.where(km.labels_ == 0, 1.0, -1.0), l)
+
+    def _fit_from(self, prepared, yy, start_seconds=0.0):
+        """The SVR iterations from the start yy (``seconds_per_iteration_`` leaves the start out)."""
+        K, l = prepared
         f = yy
         it = 0
         t0 = time.perf_counter()
@@ -87,4 +105,5 @@ class IterSVR(BaseClusterer):
         self.objective_ = float(np.maximum(np.abs(f - yy) - float(self.svr_epsilon), 0.0).sum())
         self.n_iter_ = it
         self.seconds_per_iteration_ = (time.perf_counter() - t0) / max(it, 1)
+        self.shared_fit_ = False
         return self
