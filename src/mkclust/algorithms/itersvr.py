@@ -57,6 +57,8 @@ class IterSVR(SharedStartBatch, BaseClusterer):
     """
 
     two_class_only = True
+    PREPARE_KEY = ("balance", "n_clusters")
+    START_ATTRS = ("init_labels_",)
 
     def __init__(self, n_clusters=2, C=1.0, svr_epsilon=0.1, balance=None, max_iter=50, random_state=None):
         self.n_clusters = n_clusters
@@ -65,9 +67,6 @@ class IterSVR(SharedStartBatch, BaseClusterer):
         self.balance = balance
         self.max_iter = max_iter
         self.random_state = random_state
-
-    PREPARE_KEY = ("balance", "n_clusters")
-    START_ATTRS = ("init_labels_",)
 
     def _check_params(self):
         if self.balance is not None and float(self.balance) < 0:

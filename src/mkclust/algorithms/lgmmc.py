@@ -145,9 +145,8 @@ class LGMMC(SharedStartBatch, BaseClusterer):
     C = 10: 6 computations, 53.7 s instead of 89.9 s; heart-h kernel 1, C = 100: 7 computations.
     """
 
-    PREPARE_KEY = ("center", "balance", "n_clusters")
-
     two_class_only = True
+    PREPARE_KEY = ("center", "balance", "n_clusters")
 
     def __init__(self, n_clusters=2, C=1.0, balance=None, epsilon=1e-2, max_labels=50, mkl_tol=1e-2,
                  max_mkl_iter=100, center=True, random_state=None):
