@@ -7,11 +7,15 @@ JSON line per measurement.
 - ``lgmmc_fit``, ``itersvr_fit``: the same for LG-MMC (seconds per label-generation round) and
   IterSVR (per SVR fit).
 - ``gmmc_fit``: GMMC's SDP (SCS, eps 1e-4) at ``--gmmc-n``.
+- ``gmmc_path`` (``--gmmc-path``): the paper's C grid {1, 10, 100, 1000} at ``--gmmc-n``, solved
+  cold one C at a time and as ``GMMC.fit_batch``'s warm-started path: SCS iterations and seconds
+  per C each way, and whether the labels agree.
 - ``odmc_batch`` (``--batch B``): B fits of the paper's grid (lambda, nu, theta; seeds beyond 64) in
   one ``ODMC.fit_batch`` against the same fits one at a time (``--alone`` of them, the rest
   extrapolated): seconds per fit each way, and whether the labels agree.
 
-Usage: ``python benchmarks/bench_odmc.py [--n 300 1000 3000] [--gmmc-n 200] [--batch 64 --alone 8]``
+Usage: ``python benchmarks/bench_odmc.py [--n 300 1000 3000] [--gmmc-n 200] [--batch 64 --alone 8]
+[--gmmc-path]``
 """
 
 from __future__ import annotations
@@ -39,9 +43,12 @@ def main(argv=None):
     ap.add_argument("--gmmc-n", type=int, default=200)
     ap.add_argument("--batch", type=int, default=0, help="measure ODMC.fit_batch on this many fits instead")
     ap.add_argument("--alone", type=int, default=8, help="of which this many are also fitted one at a time")
+    ap.add_argument("--gmmc-path", action="store_true", help="measure GMMC's warm-started C path instead")
     args = ap.parse_args(argv)
     if args.batch:
         return batch(args)
+    if args.gmmc_path:
+        return gmmc_path(args.gmmc_n)
     for n in args.n:
         K = blobs_kernel(n)
         for name, est in [("odmc_fit", ODMC(random_state=0)), ("lgmmc_fit", LGMMC(C=10.0, random_state=0)),
@@ -56,6 +63,19 @@ def main(argv=None):
     est = GMMC(C=1.0).fit(K)
     emit(bench="gmmc_fit", n=args.gmmc_n, seconds=time.perf_counter() - t0, scs_iterations=est.n_iter_,
          status=est.solver_status_)
+
+
+def gmmc_path(n: int):
+    K = blobs_kernel(n)
+    Cs = [1.0, 10.0, 100.0, 1000.0]
+    cold = []
+    for C in Cs:
+        t0 = time.perf_counter()
+        cold.append((GMMC(C=C).fit(K), time.perf_counter() - t0))
+    warm = GMMC.fit_batch([GMMC(C=C) for C in Cs], K)
+    for C, (c, secs), w in zip(Cs, cold, warm):
+        emit(bench="gmmc_path", n=n, C=C, cold_iterations=c.n_iter_, cold_seconds=secs, warm_iterations=w.n_iter_,
+             warm_seconds=w.solver_seconds_, labels_equal=bool((c.labels_ == w.labels_).all()))
 
 
 def batch(args):
