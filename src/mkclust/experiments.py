@@ -482,10 +482,10 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
             data, kernel_name = select_kernel(bank, pseudo.get("kernel"))
         else:
             data, kernel_name = _bank_input(bank, input_kind, pseudo)
-        # an estimator with fit_batch (ODMC) fits the runs on one input together, except the first,
-        # fitted alone so that its seconds per iteration are those of one fit (unless the estimator
-        # says batch_alone_first = False: GMMC's batch is a warm-started C path from its first run)
-        first = getattr(ALGORITHMS[runs[0].estimator], "batch_alone_first", True)
+        # an estimator with fit_batch fits the runs on one input together; one that says
+        # batch_alone_first (ODMC) fits the first alone, so that its seconds per iteration are
+        # those of one fit
+        first = getattr(ALGORITHMS[runs[0].estimator], "batch_alone_first", False)
         alone = (idx[:1] if first else []) if batching and pseudo.get("fit_subset") is None else idx
         for k in alone:
             run, params = runs[k], split[k][0]
@@ -513,7 +513,9 @@ def input_key(pseudo: dict) -> str:
 
 def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name) -> list[dict]:
     """Records of (run, estimator parameters) pairs fitted together by their estimator's
-    ``fit_batch``; each run's fit_seconds and cpu_seconds are the batch's divided by its runs."""
+    ``fit_batch``; each run's fit_seconds and cpu_seconds are the batch's divided by its runs. A
+    fit that did not finish inside the batch holds its NotFinished in ``not_finished_`` (GMMC) and
+    is recorded as N/A with its reason, as a NotFinished raised by ``fit``."""
     ests = [get_estimator(run.estimator, random_state=run.seed, **params) for run, params in batch]
     log.info("fit %d runs of %s (%s) on %s/%s in one batch", len(batch), batch[0][0].algorithm,
              batch[0][0].estimator, batch[0][0].dataset, batch[0][0].bank)

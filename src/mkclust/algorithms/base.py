@@ -67,6 +67,20 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         return X
 
 
+def batch_groups(cls, estimators, key: tuple) -> tuple[list, list[list]]:
+    """The estimators of a ``fit_batch``, checked (all of class ``cls``; every one's
+    ``_check_params()`` before any fit), and their groups by the parameters named in ``key`` (runs
+    that share a prepared kernel), each group in the given order."""
+    estimators = list(estimators)
+    if not estimators or not all(isinstance(e, cls) for e in estimators):
+        raise TypeError(f"fit_batch takes a non-empty list of {cls.__name__} estimators")
+    groups: dict[tuple, list] = {}
+    for e in estimators:
+        e._check_params()
+        groups.setdefault(tuple(getattr(e, k) for k in key), []).append(e)
+    return estimators, list(groups.values())
+
+
 class SharedStartBatch:
     """``fit_batch`` for estimators whose ``random_state`` enters a fit only through its start (a
     k-means labelling, say), the rest being a deterministic function of (kernel, the other
@@ -80,8 +94,6 @@ class SharedStartBatch:
     ``_fit_from(prepared, start, start_seconds)``, which returns the fitted estimator; its ``fit``
     is ``_fit_from(P, _start(P))`` with P = ``_prepare(K)``."""
 
-    #: the runner hands every run of a batch to fit_batch (none is fitted alone first)
-    batch_alone_first = False
     PREPARE_KEY: tuple = ()
     START_ATTRS: tuple = ()
 
@@ -94,27 +106,22 @@ class SharedStartBatch:
     @classmethod
     def fit_batch(cls, estimators, K) -> list:
         """Fit several estimators on one kernel K; returns them, fitted (see the class docstring)."""
-        estimators = list(estimators)
-        if not estimators or not all(isinstance(e, cls) for e in estimators):
-            raise TypeError(f"fit_batch takes a non-empty list of {cls.__name__} estimators")
-        for e in estimators:  # every parameter checked before any fit
-            e._check_params()
-        prepared, done = {}, {}
-        for e in estimators:
-            shape = tuple(getattr(e, k) for k in cls.PREPARE_KEY)
-            if shape not in prepared:
-                prepared[shape] = e._prepare(K)
-            t0 = time.perf_counter()
-            start = np.ascontiguousarray(e._start(prepared[shape]))
-            key = (repr(sorted((k, v) for k, v in e.get_params().items() if k != "random_state")),
-                   start.dtype.str, start.tobytes())
-            if key in done:
-                for name, value in vars(done[key]).items():
-                    if name.endswith("_") and not name.startswith("_") and name not in cls.START_ATTRS:
-                        setattr(e, name, copy.deepcopy(value))
-                e.shared_fit_ = True
-            else:
-                done[key] = e._fit_from(prepared[shape], start, time.perf_counter() - t0)
+        estimators, groups = batch_groups(cls, estimators, cls.PREPARE_KEY)
+        done = {}
+        for group in groups:
+            prepared = group[0]._prepare(K)
+            for e in group:
+                t0 = time.perf_counter()
+                start = np.ascontiguousarray(e._start(prepared))
+                key = (repr(sorted((k, v) for k, v in e.get_params().items() if k != "random_state")),
+                       start.dtype.str, start.tobytes())
+                if key in done:
+                    for name, value in vars(done[key]).items():
+                        if name.endswith("_") and not name.startswith("_") and name not in cls.START_ATTRS:
+                            setattr(e, name, copy.deepcopy(value))
+                    e.shared_fit_ = True
+                else:
+                    done[key] = e._fit_from(prepared, start, time.perf_counter() - t0)
         return estimators
 
 

@@ -33,7 +33,7 @@ import cvxpy as cp
 import numpy as np
 from scipy.linalg import eigh
 
-from mkclust.algorithms.base import BaseClusterer, NotFinished
+from mkclust.algorithms.base import BaseClusterer, NotFinished, batch_groups
 from mkclust.algorithms.itersvr import balanced_signs
 from mkclust.kernels import center_kernel
 
@@ -105,11 +105,8 @@ class GMMC(BaseClusterer):
         self.center = center
         self.random_state = random_state
 
-    #: fit_batch solves every C of the batch itself (none is fitted alone first; see run_group)
-    batch_alone_first = False
-
     def fit(self, K, y=None):
-        self._C()
+        self._check_params()
         K, beta = self._prepare(K)
         sdp = _DualSdp(K.shape[0], beta)
         self._solve(sdp, K, beta, warm=False)
@@ -132,15 +129,10 @@ class GMMC(BaseClusterer):
         features) from 23400 to 3600 for C = 10.
         ``solver_seconds_`` and ``n_iter_`` are each SDP's own.
         """
-        estimators = list(estimators)
-        if not estimators or not all(isinstance(e, GMMC) for e in estimators):
-            raise TypeError("fit_batch takes a non-empty list of GMMC estimators")
-        paths: dict[tuple, list] = {}
+        estimators, paths = batch_groups(cls, estimators, ("balance", "center", "max_n", "n_clusters"))
         for e in estimators:
-            e._C()
             e.not_finished_ = None
-            paths.setdefault((e.balance, e.center, e.max_n, e.n_clusters), []).append(e)
-        for path in paths.values():
+        for path in paths:
             try:
                 Kp, beta = path[0]._prepare(K)
             except NotFinished as exc:
@@ -160,6 +152,9 @@ class GMMC(BaseClusterer):
         if not C > 0:
             raise ValueError(f"C must be positive, got {self.C}")
         return C
+
+    def _check_params(self):
+        self._C()
 
     def _prepare(self, K):
         """The (centred) kernel and beta; raises NotFinished above max_n."""

@@ -252,28 +252,28 @@ class LGMMC(SharedStartBatch, BaseClusterer):
             raise ValueError(f"balance must be >= 0, got {self.balance}")
 
     def _prepare(self, K):
-        """The checked (and centred) kernel and beta."""
+        """The checked (and centred) kernel, beta, and for the label generation K's C-ordered
+        transpose and absolute maxima (shared by every fit of a batch)."""
         K = self._validate_kernel(K)
         self._check_params()
         if self.center:
             K = center_kernel(K)
         beta = 0.03 * K.shape[0] if self.balance is None else float(self.balance)
-        return K, beta
+        return K, beta, np.ascontiguousarray(K.T), abs_maxima(K)
 
     def _start(self, prepared):
         """y_1: the kernel k-means labelling from two random centres, balanced."""
-        K, beta = prepared
+        K, beta = prepared[:2]
         return kkm_signs(K, beta, check_random_state(self.random_state))
 
     def _fit_from(self, prepared, y1, start_seconds=0.0):
         """The fit from the start y1 on the prepared kernel; ``start_seconds`` (y1's) count in
         ``seconds_per_iteration_``."""
-        K, beta = prepared
+        K, beta, KT, kmax = prepared
         n = K.shape[0]
         t0 = time.perf_counter() - start_seconds
         Y, s = y1[None, :].copy(), y1.copy()
         Kss = K * np.outer(s, s)
-        KT, kmax = np.ascontiguousarray(K.T), abs_maxima(K)   # for the label generation, once per fit
         mu = np.ones(1)
         cuts = {"alphas": [], "values": np.zeros((0, 1))}   # the SILP's cuts: alpha_j and q_jk
         self.mkl_iterations_, converged = [], False

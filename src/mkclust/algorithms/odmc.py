@@ -439,6 +439,8 @@ class ODMC(BaseClusterer):
 
     #: parameters that set the schedule of Algorithm 1; fits that share them run in one lockstep batch
     LOCKSTEP = ("max_iter", "generate_every", "check_every", "steps", "center")
+    #: the runner fits a batch's first run alone: its seconds_per_iteration_ (Figure 2) is one fit's
+    batch_alone_first = True
 
     @classmethod
     def fit_batch(cls, estimators, K) -> list:
