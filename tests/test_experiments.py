@@ -105,6 +105,12 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
     (lambda c: c["kernel_banks"]["mkc3"].update(preprocess="whiten"), r"kernel_banks.mkc3.preprocess: unknown preproc"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(preprocess="minmax"),
      r"no parameter\(s\) \['preprocess'\]"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(imbalanced_balance=0.3),
+     r"tiny.algorithms.KKM: imbalanced_balance sets a balance bound; kkm has none"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["MKC"]["params"].update(imbalanced_balance=0.3, balance=5),
+     "either balance or imbalanced_balance"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["MKC"]["params"].update(imbalanced_balance=3),
+     r"MKC.imbalanced_balance: a share of n in \(0, 1\], got 3"),
     (lambda c: c["experiments"]["tiny"]["tables"]["table2"]["columns"].update(Z={"algorithm": "ZZ"}), "ZZ"),
     (lambda c: c["experiments"]["tiny"]["algorithms"].update(KKM2={"algorithm": "kkm", "grid": {"kernel": [0]}}) or
      c["experiments"]["tiny"]["algorithms"]["KKM2"].update(grid={"kernel": 5}), "non-empty list"),
@@ -267,3 +273,37 @@ def test_estimators_on_features_take_the_preprocess_pseudo_param(tmp_path):
     for seed in (0, 1):
         ref = KMeans(2, n_init=1, random_state=seed).fit_predict(MinMaxScaler((-1, 1)).fit_transform(X))
         assert metrics.acc(ref, km({"n_init": 1, "preprocess": "minmax"}, seed)["labels"]) == 1.0
+
+
+def test_imbalanced_balance_loosens_the_bound_on_imbalanced_sets_only(tmp_path):
+    """The ODMC protocol's balance (Zhang, Tsang and Kwok 2007): 0.3 n on an imbalanced set, the
+    estimator's 0.03 n otherwise. Two separated blobs of 64 and 36 points: under 0.03 n IterSVR cannot
+    put them apart; under the rule's 0.3 n (|e'y| = 28 <= 30) it finds them exactly. On a balanced
+    set the rule changes nothing."""
+    from mkclust.experiments import IMBALANCED_ABOVE, class_imbalance, make_bank, run_group
+    from mkclust.datasets import Dataset
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 0.3, (64, 2)), rng.normal(4, 0.3, (36, 2))])
+    y = np.repeat([0, 1], [64, 36])
+    assert class_imbalance(y) == pytest.approx(0.28) and class_imbalance(y) > IMBALANCED_ABOVE
+    assert class_imbalance(np.repeat([0, 1, 2], [30, 30, 40])) == pytest.approx(0.1)
+    for name, (Xd, yd) in {"imb": (X, y), "bal": (X[28:], y[28:])}.items():   # 36 and 36
+        Dataset(Xd, yd, {"name": name}).save(tmp_path / f"{name}.npz")
+        make_bank({"bank": "mkc3"}, Dataset(Xd, yd)).save(tmp_path / f"{name}_bank.npz")
+
+    def fit(name, **params):
+        runs = [Run("e", "IterSVR", "itersvr", name, "b", json.dumps({"kernel": 0, "C": 10, **params}), s)
+                for s in (0, 1)]
+        return run_group(runs, tmp_path / f"{name}.npz", tmp_path / f"{name}_bank.npz")
+
+    tight, rule = fit("imb"), fit("imb", imbalanced_balance=0.3)
+    assert [r["derived_params"] for r in tight] == [{}, {}]
+    assert [r["derived_params"] for r in rule] == [{"balance": pytest.approx(30.0)}] * 2
+    for r in tight:   # |e'y| <= 3: at least 11 points of the larger blob are put with the smaller
+        assert abs(2 * sum(r["labels"]) - 100) <= 3 and r["metrics"]["acc"] <= 0.89
+    assert all(r["metrics"]["acc"] == 1.0 for r in rule)
+    bal, bal_rule = fit("bal"), fit("bal", imbalanced_balance=0.3)
+    assert class_imbalance(y[28:]) == 0.0
+    assert [r["derived_params"] for r in bal_rule] == [{}, {}]
+    assert [r["labels"] for r in bal] == [r["labels"] for r in bal_rule]
