@@ -307,3 +307,5 @@ def test_imbalanced_balance_loosens_the_bound_on_imbalanced_sets_only(tmp_path):
     assert class_imbalance(y[28:]) == 0.0
     assert [r["derived_params"] for r in bal_rule] == [{}, {}]
     assert [r["labels"] for r in bal] == [r["labels"] for r in bal_rule]
+    assert list(records_to_frame(rule)["derived.balance"]) == [30.0, 30.0]
+    assert "derived.balance" not in records_to_frame(tight).columns

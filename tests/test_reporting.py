@@ -211,3 +211,19 @@ def test_table_with_win_tie_loss_rows_and_na_cells(tmp_path):
     md = (tmp_path / "t.md").read_text()
     assert "N/A" in md and "•" in md
     assert "| ODMC: w/t/l | acc | 1/1/0 |" in md  # KM: one win, one tie; GMMC N/A is not counted
+
+
+def test_table_names_the_parameters_derived_from_each_data_set(tmp_path):
+    """A record's derived_params (the imbalanced sets' balance bound) reach the tidy table's
+    ``derived`` column and the legend, per data set; a set with none has none."""
+    rows = []
+    for ds, balance in (("imb", 30.0), ("bal", None)):
+        for seed in (0, 1):
+            row = {"dataset": ds, "algorithm": "IterSVR", "param_id": "C=1", "seed": seed, "acc": 0.9}
+            if balance is not None:
+                row["derived.balance"] = balance
+            rows.append(row)
+    tidy = build_table(frame(rows), {"metrics": ["acc"]})
+    assert dict(zip(tidy["dataset"], tidy["derived"].fillna(""))) == {"imb": "balance=30", "bal": ""}
+    write_table(tidy, str(tmp_path / "t"), "T")
+    assert "Parameters derived from the data set: balance=30 on imb." in (tmp_path / "t.md").read_text()

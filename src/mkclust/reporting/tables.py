@@ -163,6 +163,8 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
             na = g["status"].astype(str).eq("not_finished") if "status" in g.columns else pd.Series(False, index=g.index)
             ok = g[~na]
             flags = ";".join(sorted({f for f in g["dataset_flags"] if isinstance(f, str) and f}))   # NaN: none
+            derived = ";".join(sorted({f"{c[len('derived.'):]}={v:g}" for c in g.columns if c.startswith("derived.")
+                                       for v in g[c].dropna().unique()}))   # e.g. the imbalanced sets' balance
             if ok.empty:
                 red = {m: (math.nan, math.nan) for m in metrics}
                 red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": str(g["reason"].iloc[0])})
@@ -177,7 +179,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                 rows.append({"dataset": ds, "column": label, "metric": m, "value": float(value),
                              "std": float(std), "published": pub, "diff": float(value) - pub,
                              "n_runs": red["n_runs"], "seeds_rule": seeds, "params_rule": params,
-                             "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags,
+                             "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags, "derived": derived,
                              "na_reason": red["reason"], "vs": "", "p_value": math.nan})
                 if not ok.empty and seeds == "mean" and ";" not in red["chosen"]:
                     series[(ds, label, m)] = _per_seed(ok, m, red["chosen"])
@@ -188,7 +190,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
 
 
 TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
-                "params_rule", "oracle", "chosen", "flags", "na_reason", "vs", "p_value"]
+                "params_rule", "oracle", "chosen", "flags", "derived", "na_reason", "vs", "p_value"]
 
 
 def _compare(tidy: pd.DataFrame, series: dict, spec: dict) -> None:
@@ -265,6 +267,10 @@ def _legend(tidy: pd.DataFrame, title: str) -> str:
         text += " N/A: not run or not finished (" + "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "") + ")."
     if (tidy["flags"] != "").any():
         text += " [flags] mark data sets that differ from the paper's (see the dataset meta)."
+    derived = tidy.loc[tidy["derived"].fillna("") != "", ["dataset", "derived"]].drop_duplicates()
+    if len(derived):
+        by = derived.groupby("derived", sort=False)["dataset"].apply(lambda d: ", ".join(dict.fromkeys(d)))
+        text += " Parameters derived from the data set: " + "; ".join(f"{v} on {k}" for v, k in by.items()) + "."
     return text
 
 
