@@ -216,18 +216,19 @@ IMBALANCED_ABOVE = 0.1
 
 def class_imbalance(y) -> float:
     """(largest class - smallest class) / n of the labels y."""
-    counts = np.bincount(np.unique(np.asarray(y), return_inverse=True)[1])
+    counts = np.unique(np.asarray(y), return_counts=True)[1]
     return float((counts.max() - counts.min()) / counts.sum())
 
 
-def resolve_balance(params: dict, pseudo: dict, y) -> dict:
-    """The parameters the runner derives from the data set: ``balance`` = share x n under the
-    ``imbalanced_balance`` pseudo-parameter when y's class imbalance exceeds :data:`IMBALANCED_ABOVE`
-    (set in ``params``, and returned for the record); nothing otherwise."""
+def resolve_balance(params: dict, pseudo: dict, n: int, imbalance: float) -> dict:
+    """The parameters the runner derives from the data set (n samples, :func:`class_imbalance`
+    ``imbalance``): ``balance`` = share x n under the ``imbalanced_balance`` pseudo-parameter when the
+    imbalance exceeds :data:`IMBALANCED_ABOVE` (set in ``params``, and returned for the record);
+    nothing otherwise."""
     share = pseudo.get("imbalanced_balance")
-    if share is None or class_imbalance(y) <= IMBALANCED_ABOVE:
+    if share is None or imbalance <= IMBALANCED_ABOVE:
         return {}
-    params["balance"] = float(share) * len(y)
+    params["balance"] = float(share) * n
     return {"balance": params["balance"]}
 
 
@@ -309,7 +310,8 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
     if est_name not in ALGORITHMS:
         raise ConfigError(f"{where}: unknown algorithm {est_name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
     cls = ALGORITHMS[est_name]
-    valid = set(cls().get_params()) | {k for k, kinds in PSEUDO_PARAMS.items() if cls.input_kind in kinds}
+    own = set(cls().get_params())
+    valid = own | {k for k, kinds in PSEUDO_PARAMS.items() if cls.input_kind in kinds}
     fixed = dict(a.get("params") or {})
     grid = a.get("grid") or {}
     bad = sorted((set(fixed) | set(grid)) - valid)
@@ -319,13 +321,14 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
         raise ConfigError(f"{where}: random_state comes from the experiment's seeds, not params")
     for how in ([fixed["preprocess"]] if "preprocess" in fixed else []) + as_list(grid.get("preprocess", [])):
         _check_preprocess(how, f"{where}.preprocess")
-    if "imbalanced_balance" in fixed or "imbalanced_balance" in grid:
-        if "balance" not in cls().get_params():
+    shares = ([fixed["imbalanced_balance"]] if "imbalanced_balance" in fixed else []) + as_list(
+        grid.get("imbalanced_balance", []))
+    if shares:
+        if "balance" not in own:
             raise ConfigError(f"{where}: imbalanced_balance sets a balance bound; {est_name} has none")
         if "balance" in fixed or "balance" in grid:
             raise ConfigError(f"{where}: give either balance or imbalanced_balance, not both")
-        for share in ([fixed["imbalanced_balance"]] if "imbalanced_balance" in fixed
-                      else as_list(grid["imbalanced_balance"])):
+        for share in shares:
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise ConfigError(f"{where}.imbalanced_balance: a share of n in (0, 1], got {share!r}")
     batch = list(a.get("batch") or [])
@@ -503,13 +506,14 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     input_kind = ALGORITHMS[runs[0].estimator].input_kind
     bank = None if input_kind == "features" else KernelBank.load(bank_path)
     split = [split_pseudo(r.params) for r in runs]
+    imbalance = class_imbalance(ds.y)
     derived = []
     for params, pseudo in split:
         params.setdefault("n_clusters", ds.n_classes)
-        derived.append(resolve_balance(params, pseudo, ds.y))
-    if derived[0]:
-        log.info("%s is imbalanced (class imbalance %.3f > %g): balance = %g", runs[0].dataset,
-                 class_imbalance(ds.y), IMBALANCED_ABOVE, derived[0]["balance"])
+        derived.append(resolve_balance(params, pseudo, ds.n, imbalance))
+    if any(derived):
+        log.info("%s is imbalanced (class imbalance %.3f > %g): balance %s", runs[0].dataset, imbalance,
+                 IMBALANCED_ABOVE, sorted({d["balance"] for d in derived if d}))
     inputs: dict[str, list[int]] = {}  # the runs on each input (a batch over alpha, beta shares one)
     for k, (_, pseudo) in enumerate(split):
         inputs.setdefault(input_key(pseudo), []).append(k)
