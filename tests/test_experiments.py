@@ -309,3 +309,14 @@ def test_imbalanced_balance_loosens_the_bound_on_imbalanced_sets_only(tmp_path):
     assert [r["labels"] for r in bal] == [r["labels"] for r in bal_rule]
     assert list(records_to_frame(rule)["derived.balance"]) == [30.0, 30.0]
     assert "derived.balance" not in records_to_frame(tight).columns
+
+
+def test_imbalanced_balance_is_a_share_of_the_samples_fitted():
+    """The bound constrains the labels of the samples an estimator fits: all n, or the fit_subset."""
+    from mkclust.experiments import resolve_balance
+
+    params = {}
+    assert resolve_balance(params, {"imbalanced_balance": 0.3}, 1000, 0.4) == {"balance": 300.0}
+    assert resolve_balance({}, {"imbalanced_balance": 0.3, "fit_subset": 250}, 1000, 0.4) == {"balance": 75.0}
+    assert resolve_balance({}, {"imbalanced_balance": 0.3, "fit_subset": 250}, 1000, 0.05) == {}
+    assert params == {"balance": 300.0}

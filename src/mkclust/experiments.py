@@ -224,11 +224,11 @@ def resolve_balance(params: dict, pseudo: dict, n: int, imbalance: float) -> dic
     """The parameters the runner derives from the data set (n samples, :func:`class_imbalance`
     ``imbalance``): ``balance`` = share x n under the ``imbalanced_balance`` pseudo-parameter when the
     imbalance exceeds :data:`IMBALANCED_ABOVE` (set in ``params``, and returned for the record);
-    nothing otherwise."""
+    nothing otherwise. Under ``fit_subset`` the bound is a share of the samples fitted, the subset."""
     share = pseudo.get("imbalanced_balance")
     if share is None or imbalance <= IMBALANCED_ABOVE:
         return {}
-    params["balance"] = float(share) * n
+    params["balance"] = float(share) * int(pseudo.get("fit_subset") or n)
     return {"balance": params["balance"]}
 
 
