@@ -123,6 +123,28 @@ def test_figures_render(spec, tmp_path):
         make_figure(df, {"kind": "pie"})
 
 
+@pytest.mark.parametrize("spec", [
+    {"kind": "bars", "metric": "acc", "columns": {"KKM": {"algorithm": "KKM", "params": "mean"}}},
+    {"kind": "sweep", "algorithm": "KKM", "x": "kernel", "metric": "acc"},
+    {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metric": "acc"},
+])
+def test_a_long_title_stays_inside_a_narrow_figure(spec):
+    """The ODMC paper configuration's Figure 2 on two data sets (5 inches wide) had its one-line title
+    clipped at the right edge: the title wraps to the figure's width."""
+    title = "ODMC paper Figure 2: average seconds per iteration (mean over the grid and runs) " * 2
+    df = runs()
+    df["kernel_name"] = df["param_id"]
+    fig = make_figure(df, {**spec, "title": title})
+    fig.canvas.draw()
+    box = fig.bbox
+    texts = [t for t in [*(ax.title for ax in fig.axes), fig._suptitle] if t is not None and t.get_text()]
+    assert texts and all(len(line) < len(title) / 2 for t in texts for line in t.get_text().splitlines())
+    renderer = fig.canvas.get_renderer()
+    for t in texts:
+        ext = t.get_window_extent(renderer)
+        assert box.x0 <= ext.x0 and ext.x1 <= box.x1, (ext, box)
+
+
 def test_heatmap_panels_per_metric_and_dataset():
     df = pd.concat([runs(), runs().assign(dataset="other")], ignore_index=True)
     spec = {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metrics": ["acc", "ri"]}

@@ -72,7 +72,7 @@ def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
     else:
         ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, ncol=min(len(cols) + 1, 4))
-    ax.set_title(_wrap(spec.get("title", "")), fontsize=9)
+    ax.set_title(_wrap(spec.get("title", ""), fig), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -99,7 +99,7 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
     ax.set_xlabel(spec.get("xlabel", x))
     ax.set_ylabel(metric)
     ax.legend(fontsize=7)
-    ax.set_title(_wrap(spec.get("title", "")), fontsize=9)
+    ax.set_title(_wrap(spec.get("title", ""), fig), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -145,7 +145,7 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
         ax.set_ylabel(metric)
         ax.set_title(ds, fontsize=9)
         ax.legend(fontsize=7)
-    fig.suptitle(_wrap(spec.get("title", "")), fontsize=9)
+    fig.suptitle(_wrap(spec.get("title", ""), fig), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -188,14 +188,17 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     ax.set_xlabel(spec.get("xlabel", x))
     ax.set_ylabel(spec.get("ylabel", f"{y} (median, min-max)"))
     ax.legend(fontsize=7)
-    ax.set_title(_wrap(spec.get("title", "")), fontsize=9)
+    ax.set_title(_wrap(spec.get("title", ""), fig), fontsize=9)
     fig.tight_layout()
     return fig
 
 
-def _wrap(title: str, width: int = 72) -> str:
-    """A long title on several lines instead of clipped at the figure's edge."""
-    return textwrap.fill(title, width)
+def _wrap(title: str, fig: plt.Figure, fontsize: float = 9) -> str:
+    """A long title on several lines instead of clipped at the figure's edge: lines of at most as many
+    characters as fit in 80 % of the figure's width (a character of DejaVu Sans is 0.6 em wide at most
+    for letters and digits)."""
+    width = int(0.8 * fig.get_figwidth() * 72 / (0.6 * fontsize))
+    return textwrap.fill(title, max(width, 20))
 
 
 def _tick(v) -> str:
@@ -229,7 +232,7 @@ def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
             ax.set_title(f"{ds}: {metric}", fontsize=9)
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6)
     if spec.get("title"):
-        fig.suptitle(_wrap(spec["title"]), fontsize=9)
+        fig.suptitle(_wrap(spec["title"], fig), fontsize=9)
     return fig
 
 
@@ -258,7 +261,7 @@ def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
         ax.set_ylim(0, 1.05)
         ax.set_title(ds, fontsize=9)
         ax.legend(fontsize=6)
-    fig.suptitle(_wrap(spec.get("title", "")), fontsize=9)
+    fig.suptitle(_wrap(spec.get("title", ""), fig), fontsize=9)
     fig.tight_layout()
     return fig
 
