@@ -1,3 +1,4 @@
+import copy
 import json
 from pathlib import Path
 
@@ -99,7 +100,7 @@ def test_quick_odmc_overlay_runs_the_paper_protocol_on_part_of_its_sets():
 
     repo = Path(__file__).resolve().parents[1]
     full = yaml.safe_load((repo / "workflow/configs/paper.yaml").read_text())
-    merged = yaml.safe_load((repo / "workflow/configs/paper.yaml").read_text())
+    merged = copy.deepcopy(full)
     update_config(merged, yaml.safe_load((repo / "workflow/configs/paper_odmc_quick.yaml").read_text()))
     quick, whole = plan(merged), plan(full)
     sets = {"echocardiogram", "hepatitis", "colic", "house", "heart", "credit-a"}

@@ -39,7 +39,7 @@ from mkclust.algorithms.base import NotFinished
 from mkclust.datasets import REGISTRY as DATASETS
 from mkclust.datasets import Dataset, load
 from mkclust.kernels import BANKS, PREPROCESS, KernelBank, apply_preprocess, bank_size, build_bank
-from mkclust.resources import peak_rss_mb
+from mkclust.resources import fit_size, peak_rss_mb
 
 log = logging.getLogger("mkclust.experiments")
 
@@ -228,7 +228,7 @@ def resolve_balance(params: dict, pseudo: dict, n: int, imbalance: float) -> dic
     share = pseudo.get("imbalanced_balance")
     if share is None or imbalance <= IMBALANCED_ABOVE:
         return {}
-    params["balance"] = float(share) * int(pseudo.get("fit_subset") or n)
+    params["balance"] = float(share) * fit_size(pseudo, n)
     return {"balance": params["balance"]}
 
 
@@ -302,6 +302,11 @@ def plan(config: dict) -> Plan:
     return p
 
 
+def _given(fixed: dict, grid: dict, key: str) -> list:
+    """Every value an algorithm entry gives ``key``: its fixed value, then its grid values."""
+    return ([fixed[key]] if key in fixed else []) + as_list(grid.get(key, []))
+
+
 def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run]:
     """The runs of one algorithm entry: banks x parameter grid x datasets x seeds (the algorithm's
     own ``datasets``, a subset of the experiment's, where it cannot run on all of them)."""
@@ -319,10 +324,9 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
         raise ConfigError(f"{where}: {est_name} has no parameter(s) {bad}; it takes {sorted(valid)}")
     if "random_state" in fixed or "random_state" in grid:
         raise ConfigError(f"{where}: random_state comes from the experiment's seeds, not params")
-    for how in ([fixed["preprocess"]] if "preprocess" in fixed else []) + as_list(grid.get("preprocess", [])):
+    for how in _given(fixed, grid, "preprocess"):
         _check_preprocess(how, f"{where}.preprocess")
-    shares = ([fixed["imbalanced_balance"]] if "imbalanced_balance" in fixed else []) + as_list(
-        grid.get("imbalanced_balance", []))
+    shares = _given(fixed, grid, "imbalanced_balance")
     if shares:
         if "balance" not in own:
             raise ConfigError(f"{where}: imbalanced_balance sets a balance bound; {est_name} has none")

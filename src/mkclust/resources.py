@@ -167,7 +167,8 @@ def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1) -> int:
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
 
 
-def _fit_n(run_params: dict, n: int) -> int:
+def fit_size(run_params: dict, n: int) -> int:
+    """The samples a run fits on a data set of n: its ``fit_subset`` size, else n."""
     sub = run_params.get("fit_subset")
     return min(n, int(sub)) if sub else n
 
@@ -184,7 +185,7 @@ def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
     bank = bank_floats(bank_path)[1] if bank_path else 0
     est = runs[0].estimator
     params = [r.params for r in runs]
-    fit = max(_fit_n(p, n) for p in params)
+    fit = max(fit_size(p, n) for p in params)
     work = 0 if all(_declines(est, fit, p) for p in params) else WORK_N2.get(est, DEFAULT_WORK_N2)
     batched, size = 0.0, _batch_size(params) if est in BATCH_BYTES_PER_N else 0
     if size > 0:
@@ -227,7 +228,7 @@ def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
     n, _ = dataset_shape(dataset_path)
     est = runs[0].estimator
     params = [r.params for r in runs]
-    seconds = sum(run_seconds(est, _fit_n(p, n), p) for p in params)
+    seconds = sum(run_seconds(est, fit_size(p, n), p) for p in params)
     if est in BATCH_TIME:  # the batched runs cost a fraction of a fit alone each
         seconds *= (len(runs) - _batch_size(params) * (1 - BATCH_TIME[est])) / len(runs)
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))

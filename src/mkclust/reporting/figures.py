@@ -47,6 +47,9 @@ def _xcol(results: pd.DataFrame, x: str) -> str:
     raise ValueError(f"results have no column or parameter {x!r}")
 
 
+TITLE_FONTSIZE = 9  # titles and panel titles (points)
+
+
 def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
     metric = spec.get("metric", "acc")
     tidy = build_table(results, {**spec, "metrics": [metric]}, spec.get("datasets"))
@@ -72,7 +75,7 @@ def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
     else:
         ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, ncol=min(len(cols) + 1, 4))
-    ax.set_title(_wrap(spec.get("title", ""), fig), fontsize=9)
+    _title(fig, spec.get("title", ""), ax)
     fig.tight_layout()
     return fig
 
@@ -99,7 +102,7 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
     ax.set_xlabel(spec.get("xlabel", x))
     ax.set_ylabel(metric)
     ax.legend(fontsize=7)
-    ax.set_title(_wrap(spec.get("title", ""), fig), fontsize=9)
+    _title(fig, spec.get("title", ""), ax)
     fig.tight_layout()
     return fig
 
@@ -143,9 +146,9 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
             ax.axhline(lv["value"], ls="--", color=f"C{k + 1}", label=lv["column"])
         ax.set_xlabel(spec.get("xlabel", x))
         ax.set_ylabel(metric)
-        ax.set_title(ds, fontsize=9)
+        ax.set_title(ds, fontsize=TITLE_FONTSIZE)
         ax.legend(fontsize=7)
-    fig.suptitle(_wrap(spec.get("title", ""), fig), fontsize=9)
+    _title(fig, spec.get("title", ""))
     fig.tight_layout()
     return fig
 
@@ -188,17 +191,21 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     ax.set_xlabel(spec.get("xlabel", x))
     ax.set_ylabel(spec.get("ylabel", f"{y} (median, min-max)"))
     ax.legend(fontsize=7)
-    ax.set_title(_wrap(spec.get("title", ""), fig), fontsize=9)
+    _title(fig, spec.get("title", ""), ax)
     fig.tight_layout()
     return fig
 
 
-def _wrap(title: str, fig: plt.Figure, fontsize: float = 9) -> str:
-    """A long title on several lines instead of clipped at the figure's edge: lines of at most as many
-    characters as fit in 80 % of the figure's width (a character of DejaVu Sans is 0.6 em wide at most
-    for letters and digits)."""
-    width = int(0.8 * fig.get_figwidth() * 72 / (0.6 * fontsize))
-    return textwrap.fill(title, max(width, 20))
+def _title(fig: plt.Figure, title: str, ax=None) -> None:
+    """The figure's title (``ax``'s when given, else the figure's suptitle), on several lines instead
+    of clipped at the figure's edge: lines of at most as many characters as fit in 80 % of the figure's
+    width (a character of DejaVu Sans is 0.6 em wide at most for letters and digits)."""
+    width = int(0.8 * fig.get_figwidth() * 72 / (0.6 * TITLE_FONTSIZE))
+    text = textwrap.fill(title, max(width, 20))
+    if ax is None:
+        fig.suptitle(text, fontsize=TITLE_FONTSIZE)
+    else:
+        ax.set_title(text, fontsize=TITLE_FONTSIZE)
 
 
 def _tick(v) -> str:
@@ -229,10 +236,10 @@ def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
                             color="w" if v < 0.6 else "k")
             ax.set_xlabel(spec["x"])
             ax.set_ylabel(spec["y"])
-            ax.set_title(f"{ds}: {metric}", fontsize=9)
+            ax.set_title(f"{ds}: {metric}", fontsize=TITLE_FONTSIZE)
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6)
     if spec.get("title"):
-        fig.suptitle(_wrap(spec["title"], fig), fontsize=9)
+        _title(fig, spec["title"])
     return fig
 
 
@@ -259,9 +266,9 @@ def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
                           rotation=30, ha="right", fontsize=7)
         ax.set_ylabel("weight")
         ax.set_ylim(0, 1.05)
-        ax.set_title(ds, fontsize=9)
+        ax.set_title(ds, fontsize=TITLE_FONTSIZE)
         ax.legend(fontsize=6)
-    fig.suptitle(_wrap(spec.get("title", ""), fig), fontsize=9)
+    _title(fig, spec.get("title", ""))
     fig.tight_layout()
     return fig
 

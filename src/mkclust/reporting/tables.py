@@ -270,7 +270,8 @@ def _legend(tidy: pd.DataFrame, title: str) -> str:
     derived = tidy.loc[tidy["derived"].fillna("") != "", ["dataset", "derived"]].drop_duplicates()
     if len(derived):
         by = derived.groupby("derived", sort=False)["dataset"].apply(lambda d: ", ".join(dict.fromkeys(d)))
-        text += " Parameters derived from the data set: " + "; ".join(f"{value} on {sets}" for value, sets in by.items()) + "."
+        pairs = "; ".join(f"{value} on {sets}" for value, sets in by.items())
+        text += f" Parameters derived from the data set: {pairs}."
     return text
 
 
