@@ -249,3 +249,21 @@ def test_table_names_the_parameters_derived_from_each_data_set(tmp_path):
     assert dict(zip(tidy["dataset"], tidy["derived"].fillna(""))) == {"imb": "balance=30", "bal": ""}
     write_table(tidy, str(tmp_path / "t"), "T")
     assert "Parameters derived from the data set: balance=30 on imb." in (tmp_path / "t.md").read_text()
+
+
+def test_timing_draws_several_columns_each_with_its_slope():
+    rows = [{"dataset": "d", "algorithm": "MKC", "param_id": "default", "seed": 0, "n": n,
+             "cpu_seconds": 0.01 * n, "diag.solve_seconds": 0.5 * n ** 0.5} for n in (100, 400, 1600)]
+    fig = make_figure(frame(rows), {"kind": "timing", "x": "n", "loglog": True,
+                                    "time": {"with kernel PCA": "cpu_seconds", "without": "diag.solve_seconds"}})
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["MKC: with kernel PCA (slope 1.00)", "MKC: without (slope 0.50)"]
+
+
+def test_where_accepts_a_list_of_values():
+    from mkclust.reporting.tables import _where
+
+    df = frame([{"dataset": "d", "algorithm": "MMC", "param_id": f"kernel={k}", "seed": 0, "param.kernel": k,
+                 "acc": k / 10} for k in range(5)])
+    assert sorted(_where(df, {"kernel": [2, 4]})["param.kernel"]) == [2, 4]
+    assert len(_where(df, {"kernel": 3})) == 1

@@ -52,6 +52,12 @@ def test_mkc_table3_subset_and_timing_totals(done):
     assert set(t["dataset"]) == {"ringnorm_200"} and set(t["column"]) == {"whole", "subset"}
     sub = json.loads(next((done / "data/runs/tiny/MKC-subset").rglob("*.json")).read_text())[0]
     assert len(sub["labels"]) == 200 and sub["params"]["fit_subset"] == 100
+    assert sum(sub["cluster_sizes"]) == 200 and "objective_at_true_labels" not in sub["diagnostics"]
+    whole = json.loads(next((done / "data/runs/tiny/MKC").rglob("*.json")).read_text())[0]
+    assert whole["cluster_sizes"] == np.bincount(whole["labels"], minlength=2).tolist()
+    d = whole["diagnostics"]  # the MKC objective at its own labels and at the true ones
+    assert d["objective_at_labels"] > 0 and d["objective_at_true_labels"] > 0
+    assert pd.read_csv(done / "data/results/tiny.csv")["min_cluster_size"].min() > 0
     res = pd.read_csv(done / "data/results/tiny_timing.csv")
     mmc = res[res["algorithm"] == "MMC"]
     assert len(mmc) == 12 and set(mmc["param.kernel"]) == {0, 1, 2}  # 3 kernels x 2 sets x 2 seeds

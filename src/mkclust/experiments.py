@@ -650,6 +650,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
         "seed": run.seed, "n": ds.n, "n_clusters": int(params["n_clusters"]), "kernel_name": kernel_name,
         "status": status, "reason": reason,
         "labels": [] if labels is None else labels.tolist(), "metrics": scores,
+        "cluster_sizes": [] if labels is None else np.bincount(labels, minlength=int(params["n_clusters"])).tolist(),
         "objective": _jsonable(getattr(est, "objective_", None)),
         "objective_trace": _jsonable(getattr(est, "objective_trace_", None)),
         "kernel_weights": _jsonable(getattr(est, "kernel_weights_", None)),
@@ -659,6 +660,12 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
         "timing": run.timing, "blas_threads": blas_threads, "dataset_flags": ds.meta.get("flags", []),
         "versions": _versions(), "diagnostics": _diagnostics(est),
     }
+    if labels is not None and fit_subset is None and not run.timing and hasattr(est, "objective_at"):
+        # the model's objective at its own labels and at the true ones (labels fixed, same kernels and
+        # parameters): a diagnostic of where a gap comes from, read after the fit and never used to
+        # choose anything
+        rec["diagnostics"]["objective_at_labels"] = est.objective_at(labels)
+        rec["diagnostics"]["objective_at_true_labels"] = est.objective_at(ds.y)
     log.info("done in %.3f s (cpu %.3f s): %s", fit_seconds, cpu_seconds,
              ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
     return rec
@@ -684,6 +691,8 @@ def records_to_frame(records: list[dict]):
         row["status"], row["reason"] = r.get("status", "ok"), r.get("reason", "")  # records before N/A existed
         row["params"] = json.dumps(r["params"], sort_keys=True)
         row["dataset_flags"] = ";".join(r.get("dataset_flags") or [])
+        sizes = r.get("cluster_sizes")
+        row["min_cluster_size"] = min(sizes) if sizes else None  # 0: an empty cluster
         if isinstance(row["kernel_name"], list):  # a multi-kernel run: its bank's kernel names
             row["kernel_name"] = json.dumps(row["kernel_name"])
         row["kernel_weights"] = None if r.get("kernel_weights") is None else json.dumps(r["kernel_weights"])

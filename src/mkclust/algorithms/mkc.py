@@ -40,9 +40,27 @@ two-class case) measured a stall on letterABCD (C = 3): the same constraint came
 with violation - xi = 0.016 > epsilon, 60 rounds to max_rounds, acc 0.652; with this rule: 18
 rounds, 12 s, acc 0.687.
 
-The multi-class balance constraint bounds the summed scores u_p, not the label counts (with centred
-features, sum_i Phi(x_i) = 0, it bounds nothing), so it does not forbid an empty cluster: on three
-separated blobs with C >= 10 one class stays empty (the tests show C = 1 separates them).
+**The multi-class balance** of (4.31)/(4.34), -l <= sum_i (f_ip - f_iq) <= l, bounds the summed
+scores u_p, not the label counts. With centred features (kernel PCA, ``center=True``) sum_i
+Phi(x_i) = 0, so u_p = 0 for every V: the constraint binds nothing (and a per-class bias b_p under
+the same constraint would only be bounded to |b_p - b_q| <= l / n). Measured with the score balance
+alone: digits0689 (z-scored, seed 2) ended with an empty cluster at 0.752, and letterABCD with 6 of
+10 runs empty or near-empty, where the degenerate labelling had the lowest objective. The two-class
+relaxation (2.7) stands in for the count balance -l <= sum_i y_i <= l of problem (2.2); for m > 2
+we restore that count form: with ``balance_on="labels"`` (default) every labelling MKC uses (the k-means
+start, each CCCP linearisation point z and the final labels) is the best one, sum_i f_{i y_i}
+maximal, among those whose cluster sizes lie in [n/m - l/2, n/m + l/2] (:func:`count_bounds`; the
+box implies |n_p - n_q| <= l, the pairwise count form of (4.31)'s constraint, and for m = 2 it is
+(2.2) itself); :func:`balanced_labels` solves that transportation problem exactly. The labels of
+Theorem 4.3's most violated constraint are those labels, its runner-up the best other class.
+``balance_on="scores"`` is the paper-literal (4.34) (labels argmax f). ``predict`` on unseen points
+is argmax f (the balance is a constraint of the training labelling).
+
+Diagnostics: ``objective_at(labels)`` is the objective of problem (2.6) / (4.30) with the labels
+held fixed (:func:`fixed_label_objective`): the experiment runner records it at MKC's labels and at
+the true labels, to tell a gap of the optimiser (the true labels score lower) from one of the model
+(they score higher). ``feature_seconds_`` is the CPU time of the kernel PCA inside ``fit`` (Gram
+input), ``solve_seconds_`` the rest: the paper's CPU time (its footnote 5) is their sum.
 
 Choices the paper leaves open (documented, tested):
 
@@ -57,7 +75,7 @@ Choices the paper leaves open (documented, tested):
   with an empty cluster/0.901, C = 30: 0.904/0.904 in 33 and 23 rounds), letterABCD (paper
   configuration) 0.482/0.587 with an empty cluster in 48/57 rounds (C = 3: 0.687 in 18 rounds,
   C = 30: 0.586 at max_rounds = 100 with xi = 0 throughout); the multi-class problem is sensitive to C
-  and to the start) and ``balance``
+  and to the start; these were measured on raw features with the score balance) and ``balance``
   l (default 0.03 n, the setting of Zhang, Tsang and Kwok 2007 that the ODMC paper also uses).
 - **Solver**: cvxpy with Clarabel; on a solver failure ECOS is tried once, then a
   :class:`MKCSolverError` names the round and the status. Each round's SOCP is built once with
@@ -125,17 +143,194 @@ def binary_socp(Phi: np.ndarray, sizes: list[int], Cm: np.ndarray, C: float, l: 
     return cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons), (A, s), (v, b, beta, xi)
 
 
-def multiclass_slacks(F: np.ndarray, R: np.ndarray) -> np.ndarray:
+def multiclass_slacks(F: np.ndarray, R: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
     """size - LHS of each constraint of (4.34) in ``R`` ((|Omega|, n) runner-up classes, -1 inactive) at
-    the scores ``F`` (n, m) with their own labels y = argmax F: (1/n) sum over active i of
-    (1 - [r_i = y_i] - (f_{i y_i} - f_{i r_i}))."""
+    the scores ``F`` (n, m) and labels ``y`` (default: their own, argmax F): (1/n) sum over active i
+    of (1 - [r_i = y_i] - (f_{i y_i} - f_{i r_i}))."""
     n = F.shape[0]
-    y = np.argmax(F, axis=1)
+    y = np.argmax(F, axis=1) if y is None else y
     act = R >= 0
     ftop = F[np.arange(n), y]
     frun = np.take_along_axis(F, np.where(act, R, 0).T, axis=1).T       # (|Omega|, n)
     lhs = np.where(act, ftop[None, :] - frun + (R == y[None, :]), 0.0)
     return (act.sum(axis=1) - lhs.sum(axis=1)) / n
+
+
+def fixed_label_objective(Phi: np.ndarray, sizes: list[int], labels, C: float, l: float, tol: float = 1e-4) -> float:
+    """The MKC objective of one labelling: problem (2.6) (two clusters) or (4.30)/(4.31) (more) with
+    the labels fixed, i.e. the multiple-kernel SVM on the features ``Phi`` (n, sum(sizes)), solved
+    exactly as one SOCP (an n-slack form; at the optimum (C/n) sum_i xi_i equals the C xi of the
+    1-slack problems (2.7) and (4.34)):
+
+        min 1/2 sum_k sum_p ||v_k^p||^2 / beta_k + (C/n) sum_i xi_i,  beta >= 0, ||beta||_2 <= 1,
+        two clusters: y_i (sum_k v_k' Phi_k(x_i) + b) >= 1 - xi_i, -l <= sum_i f_i <= l, y = +1 / -1;
+        m > 2: f_{i y_i} - f_{ir} + [r = y_i] >= 1 - xi_i for every r, |u_p - u_q| <= l (u = summed scores).
+
+    Computed at MKC's labels and at the true labels with the same features, C and l, it says whether
+    the model prefers the true labelling (then a gap is the optimiser's) or another (the model's).
+    Two clusters: the n-slack SOCP directly. m > 2 (n (m - 1) margin constraints, too many for one
+    SOCP): the 1-slack cutting plane of Algorithm 3 with the labels held fixed, until the most
+    violated constraint exceeds xi by at most ``tol``; the value returned is the objective at the
+    final V (an upper bound within C tol of the optimum)."""
+    labels = np.asarray(labels)
+    n = Phi.shape[0]
+    classes = np.unique(labels)
+    m = max(int(classes.size), 2)
+    xi = cp.Variable(n, nonneg=True)
+    beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
+    g = Phi.sum(axis=0)
+    if m == 2:
+        yy = np.where(labels == classes[0], 1.0, -1.0)
+        v, b = cp.Variable(Phi.shape[1]), cp.Variable()
+        f = Phi @ v + b
+        cons = [cp.multiply(yy, f) >= 1 - xi, cp.abs(g @ v + n * b) <= l]
+    else:
+        return _multiclass_fixed_objective(Phi, sizes, np.searchsorted(classes, labels), m, C, l, tol)
+    cons.append(cp.norm(beta, 2) <= 1)
+    start = 0
+    for k, Dk in enumerate(sizes):
+        cons.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * v[start:start + Dk], t[k] - beta[k]])))
+        start += Dk
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * cp.sum(xi) / n), cons)
+    _solve(prob, "MKC objective at fixed labels")
+    return float(prob.value)
+
+
+def _multiclass_fixed_objective(Phi, sizes, y, m, C, l, tol) -> float:
+    """:func:`fixed_label_objective` for m > 2 clusters (labels y coded 0..m-1)."""
+    n, D = Phi.shape
+    rows = np.arange(n)
+    g = Phi.sum(axis=0)
+    V = cp.Variable((D, m))
+    beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
+    xi = cp.Variable(nonneg=True)
+    u = V.T @ g
+    base = [cp.norm(beta, 2) <= 1, cp.max(u) - cp.min(u) <= l]
+    start = 0
+    for k, Dk in enumerate(sizes):
+        block = cp.vec(V[start:start + Dk, :], order="F")
+        base.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * block, t[k] - beta[k]])))
+        start += Dk
+    rows_A, consts = [], []
+    R = (y + 1) % m  # at V = 0 every sample violates
+    for _ in range(500):
+        W = np.zeros((n, m))
+        act = R >= 0
+        W[rows[act], y[act]] += 1.0
+        W[rows[act], R[act]] -= 1.0
+        rows_A.append((Phi.T @ W / n).ravel(order="F"))
+        consts.append((np.count_nonzero(act & (R == y)) - act.sum()) / n)
+        A = np.array(rows_A)
+        cuts = A @ cp.vec(V, order="F") + np.array(consts) >= -xi
+        prob = cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), base + [cuts])
+        _solve(prob, "MKC objective at fixed labels")
+        F = Phi @ V.value
+        Fo = F.copy()
+        Fo[rows, y] = -np.inf
+        second = np.argmax(Fo, axis=1)
+        margin = F[rows, y] - Fo[rows, second]
+        loss = float(np.maximum(0.0, 1 - margin).sum() / n)
+        if loss <= float(xi.value) + tol:
+            break
+        R = np.where(margin < 1, second, -1)
+    return float(0.5 * np.sum(t.value) + C * loss)
+
+
+def count_bounds(n: int, m: int, l: float) -> tuple[int, int]:
+    """The cluster sizes the label balance allows: n/m - l/2 <= n_p <= n/m + l/2, widened to the
+    nearest integers (floor, ceil) so that a labelling always exists. The box implies the pairwise
+    bound |n_p - n_q| <= l, the count form of (4.34)'s balance and, for m = 2, exactly the balance
+    -l <= sum_i y_i <= l of problem (2.2)."""
+    return int(np.floor(n / m - l / 2)), int(np.ceil(n / m + l / 2))
+
+
+def _transport(F: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """The size-constrained assignment LP on the rows of F (HiGHS; see :func:`balanced_labels`):
+    (labels, prices lambda) or None when infeasible. The prices are the duals of the size bounds:
+    each label is an argmax of F_ip - lambda_p (complementary slackness)."""
+    import scipy.optimize
+    import scipy.sparse as sp
+
+    n, m = F.shape
+    if n == 0:
+        return (np.zeros(0, dtype=np.int64), np.zeros(m)) if (lo <= 0).all() else None
+    # x in row-major order: x[i * m + p]
+    A_eq = sp.csr_matrix((np.ones(n * m), (np.repeat(np.arange(n), m), np.arange(n * m))), shape=(n, n * m))
+    A_cls = sp.csr_matrix((np.ones(n * m), (np.tile(np.arange(m), n), np.arange(n * m))), shape=(m, n * m))
+    res = scipy.optimize.linprog(-F.ravel(), A_ub=sp.vstack([A_cls, -A_cls]).tocsr(),
+                                 b_ub=np.concatenate([hi, -lo]).astype(np.float64), A_eq=A_eq, b_eq=np.ones(n),
+                                 bounds=(0, 1), method="highs-ipm")
+    if res.status == 2:
+        return None
+    if res.status != 0:
+        raise RuntimeError(f"balanced labelling: HiGHS returned status {res.status} ({res.message})")
+    mu = res.ineqlin.marginals
+    return np.argmax(res.x.reshape(n, m), axis=1), mu[m:] - mu[:m]
+
+
+def _argmax_under(F, prices, y, tol) -> np.ndarray:
+    """Rows whose label y is (within tol) an argmax of F_ip - prices_p."""
+    G = F - prices[None, :]
+    return G[np.arange(len(y)), y] >= G.max(axis=1) - tol
+
+
+def balanced_labels(F: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """argmax over labellings y with lo <= |{i: y_i = p}| <= hi of sum_i F[i, y_i].
+
+    The argmax labels when they satisfy the bounds (no solve). Otherwise a transportation LP (x_ip
+    in [0, 1], sum_p x_ip = 1, lo <= sum_i x_ip <= hi) by HiGHS: its constraint matrix is totally
+    unimodular, so the vertex it returns is a labelling. Prices from a few sweeps of size balancing
+    pick the rows near a label change; the LP runs on those with the others fixed at their argmax
+    under the prices, and the reduced LP's duals (prices) certify the whole labelling: every fixed
+    row must still be an argmax of F_ip - lambda_p, or the candidate set grows (at worst to all
+    rows). Written here because scikit-learn and scipy have no size-constrained assignment;
+    ``linear_sum_assignment`` would need an n x n cost matrix."""
+    n, m = F.shape
+    y = np.argmax(F, axis=1)
+    counts = np.bincount(y, minlength=m)
+    if counts.min() >= lo and counts.max() <= hi:
+        return y
+    if not lo * m <= n <= hi * m:
+        raise ValueError(f"no labelling of {n} samples into {m} clusters has sizes in [{lo}, {hi}]")
+    rows = np.arange(n)
+    tol = 1e-9 * max(float(np.abs(F).max()), 1.0)
+    prices = np.zeros(m)
+    for _ in range(20 * m):  # size balancing: move each class's price until its count fits
+        G = F - prices
+        y = np.argmax(G, axis=1)
+        counts = np.bincount(y, minlength=m)
+        if counts.min() >= lo and counts.max() <= hi:
+            break
+        p = int(np.argmax(np.maximum(counts - hi, lo - counts)))
+        Go = G.copy()
+        Go[:, p] = -np.inf
+        gap = G[:, p] - Go.max(axis=1)  # > 0 for the rows in p
+        if counts[p] > hi:
+            prices[p] += np.sort(gap[y == p])[counts[p] - hi - 1] + tol
+        else:
+            prices[p] -= np.sort(-gap[y != p])[lo - counts[p] - 1] - tol
+    G = F - prices
+    top2 = np.sort(G, axis=1)[:, -2:]
+    gap = top2[:, 1] - top2[:, 0]
+    size = min(n, max(2000, 4 * int(np.abs(np.bincount(np.argmax(F, axis=1), minlength=m) - (lo + hi) / 2).sum())))
+    while True:
+        cand = np.zeros(n, dtype=bool)
+        cand[np.argsort(gap, kind="stable")[:size]] = True
+        fixed = np.argmax(G[~cand], axis=1)
+        fixed_counts = np.bincount(fixed, minlength=m)
+        sol = _transport(F[cand], np.maximum(lo - fixed_counts, 0), hi - fixed_counts)
+        if sol is not None:
+            lab, lam = sol
+            out = np.empty(n, dtype=np.int64)
+            out[cand], out[~cand] = lab, fixed
+            if (_argmax_under(F[~cand], lam, fixed, tol * 10).all()
+                    and _argmax_under(F[cand], lam, lab, tol * 10).all()):
+                return out
+        if size >= n:
+            break
+        size = min(n, 4 * size)
+    lab, _ = _transport(F, np.full(m, lo), np.full(m, hi))  # the whole LP (feasible: checked above)
+    return lab
 
 
 class MKC(BaseClusterer):
@@ -148,6 +343,9 @@ class MKC(BaseClusterer):
         10 for more.
     epsilon : the cutting-plane tolerance.
     balance : the class-balance bound l; None means 0.03 n.
+    balance_on : for m > 2 clusters, ``"labels"`` (default: cluster sizes in [n/m - l/2, n/m + l/2],
+        the count form of (2.2)) or ``"scores"`` (the paper's (4.34) on summed scores, vacuous with
+        centred features); see the module docstring.
     rank : feature-map rank per kernel (default 50): the top-``rank`` eigenpairs of each Gram
         matrix, or the top-``rank`` principal directions of a feature matrix with more columns
         (Nystroem features); None keeps them all.
@@ -164,17 +362,19 @@ class MKC(BaseClusterer):
     active sample of Theorem 4.3 and -1 for an inactive one),
     cccp_iterations_ (per round), solver_seconds_, avg_cccp_iterations_, feature_mean_ (the training
     mean of the stacked features, zero without ``center``), seconds_per_iteration_ (wall time per
-    cutting-plane round).
+    cutting-plane round), cluster_sizes_, feature_seconds_ (CPU seconds of the kernel PCA),
+    solve_seconds_ (CPU seconds of the rest of ``fit``).
     """
 
     input_kind = "feature_maps"
 
-    def __init__(self, n_clusters=2, C=None, epsilon=0.01, balance=None, rank=50, center=True, cccp_tol=1e-4,
-                 max_rounds=100, max_cccp=50, random_state=None):
+    def __init__(self, n_clusters=2, C=None, epsilon=0.01, balance=None, balance_on="labels", rank=50, center=True,
+                 cccp_tol=1e-4, max_rounds=100, max_cccp=50, random_state=None):
         self.n_clusters = n_clusters
         self.C = C
         self.epsilon = epsilon
         self.balance = balance
+        self.balance_on = balance_on
         self.rank = rank
         self.center = center
         self.cccp_tol = cccp_tol
@@ -213,7 +413,12 @@ class MKC(BaseClusterer):
 
     # ------------------------------------------------------------------------------- fit
     def fit(self, X, y=None):
+        if self.balance_on not in ("labels", "scores"):
+            raise ValueError(f"balance_on must be 'labels' or 'scores', got {self.balance_on!r}")
+        cpu0 = time.process_time()
         feats = self._features(X)
+        # the kernel PCA (feature maps of a Gram bank); zero for feature maps given as such
+        self.feature_seconds_ = time.process_time() - cpu0
         n = feats[0].shape[0]
         if not 2 <= int(self.n_clusters) <= n:
             raise ValueError(f"n_clusters must be in [2, {n}], got {self.n_clusters}")
@@ -223,9 +428,12 @@ class MKC(BaseClusterer):
         Phi -= self.feature_mean_
         sizes = [F.shape[1] for F in feats]
         l = 0.03 * n if self.balance is None else float(self.balance)
+        self._Phi, self._l = Phi, l  # for objective_at
         rng = check_random_state(self.random_state)
         km = KMeans(n_clusters=self.n_clusters, n_init=10, random_state=rng).fit(Phi)
         self.init_labels_ = km.labels_.astype(np.int64)
+        if self._label_balance():  # the start obeys the label balance too: nearest centres under it
+            self.init_labels_ = balanced_labels(-km.transform(Phi) ** 2, *count_bounds(n, self.n_clusters, l))
         t0 = time.perf_counter()
         if self.n_clusters == 2:
             self._fit_binary(Phi, sizes, l)
@@ -239,7 +447,14 @@ class MKC(BaseClusterer):
         self.solver_seconds_ = float(sum(r["solver_seconds"] for r in self.rounds_))
         self.avg_cccp_iterations_ = float(np.mean(self.cccp_iterations_))
         self.n_iter_ = len(self.rounds_)
+        self.cluster_sizes_ = np.bincount(self.labels_, minlength=int(self.n_clusters))
+        # CPU seconds after the kernel PCA: the k-means start and the cutting-plane rounds
+        self.solve_seconds_ = time.process_time() - cpu0 - self.feature_seconds_
         return self
+
+    def _label_balance(self) -> bool:
+        """True where the balance bounds the cluster sizes (m > 2 with ``balance_on="labels"``)."""
+        return int(self.n_clusters) > 2 and self.balance_on == "labels"
 
     def _C(self) -> float:
         """The loss weight: ``C``, or when None 30 for two clusters and 10 for more (module docstring)."""
@@ -303,6 +518,11 @@ class MKC(BaseClusterer):
         n, D = Phi.shape
         m, C = int(self.n_clusters), self._C()
         g = Phi.sum(axis=0)
+        bounds = count_bounds(n, m, l) if self._label_balance() else (0, n)
+
+        def labelling(F):  # the labels of scores F: argmax, under the size bounds with the label balance
+            return balanced_labels(F, *bounds)
+
         y = self.init_labels_.copy()
         F = np.zeros((n, m))
         # Omega holds, per constraint, the runner-up class r_i of each active sample (-1: inactive)
@@ -343,7 +563,7 @@ class MKC(BaseClusterer):
                 dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
                 secs += dt
                 F = Phi @ V.value
-                y_lin, y = y, np.argmax(F, axis=1)
+                y_lin, y = y, labelling(F)
                 obj = float(prob.value)
                 # stop at a CCCP fixed point (the new scores' labels are those the step was linearised
                 # at), or when labels keep cycling while the objective has stalled for 3 steps
@@ -352,25 +572,43 @@ class MKC(BaseClusterer):
                 if np.array_equal(y, y_lin) or stalls >= 3:
                     break
                 prev = obj
-            order = np.argsort(F, axis=1)
-            top, second = order[:, -1], order[:, -2]
-            margin = F[rows, top] - F[rows, second]
-            active = margin < 1                                         # Theorem 4.3
+            # Theorem 4.3 at the labels y: the runner-up is the best class other than y_i
+            Fy = F[rows, y]
+            Fo = F.copy()
+            Fo[rows, y] = -np.inf
+            second = np.argmax(Fo, axis=1)
+            margin = Fy - Fo[rows, second]
+            active = margin < 1
             violation = float((1 - margin[active]).sum() / n)
-            # xi of (4.34) at V: the largest slack of Omega's constraints at the scores' own labels
+            # xi of (4.34) at V: the largest slack of Omega's constraints at the labels of V's scores
             # (equal to the SOCP's xi at a CCCP fixed point, larger when the last step moved labels)
             xi_socp = float(xi.value)
-            xi_val = max(xi_socp, float(multiclass_slacks(F, R).max()))
+            xi_val = max(xi_socp, float(multiclass_slacks(F, R, y).max()))
             obj += C * (xi_val - xi_socp)
             if self._end_round(rnd, it, secs, solver, obj, xi_val, violation):
                 break
             omega.append(np.where(active, second, -1))
         self.decision_ = F
         self.working_set_ = np.array(omega, dtype=np.int32)
-        self.labels_ = np.argmax(F, axis=1).astype(np.int64)
+        self.labels_ = y.astype(np.int64)
         self.v_, self.xi_, self.objective_ = V.value.copy(), xi_val, obj
         self.kernel_weights_ = np.maximum(beta.value, 0.0)
         self._sizes = sizes
+
+    def objective_at(self, labels, max_n: int = 3000, random_state=0) -> float:
+        """:func:`fixed_label_objective` of ``labels`` (n,) on the fitted features, C and balance l; on
+        a set of more than ``max_n`` samples, on a random subset of ``max_n`` (the same subset for
+        every labelling with the same ``random_state``; l scaled to the subset)."""
+        if not hasattr(self, "_Phi"):
+            raise ValueError("objective_at needs a fitted MKC")
+        labels = np.asarray(labels)
+        n = self._Phi.shape[0]
+        if labels.shape != (n,):
+            raise ValueError(f"labels must have shape ({n},), got {labels.shape}")
+        idx = np.arange(n)
+        if n > max_n:
+            idx = np.sort(np.random.default_rng(random_state).choice(n, size=max_n, replace=False))
+        return fixed_label_objective(self._Phi[idx], self._sizes, labels[idx], self._C(), self._l * idx.size / n)
 
     # --------------------------------------------------------------------------- predict
     def decision_function(self, X):

@@ -8,9 +8,10 @@
   ``levels`` (table columns), one panel per dataset with those columns' values as dashed lines.
 - ``timing``: fit time (``fit_seconds`` or ``cpu_seconds``, or any numeric column such as a
   ``diag.*`` diagnostic) against ``n`` or a parameter, median over repeats with min-max bars, one
-  line per algorithm; ``loglog: true`` also fits the slope of log time against log x and writes it
-  in the legend; ``totals: {label: algorithm}`` sums an algorithm's parameter sets per run (e.g. the
-  total time of MMC on K1, K2 and K3).
+  line per algorithm (``time: {label: column}``: one line per algorithm and column); ``loglog:
+  true`` also fits the slope of log time against log x and writes it in the legend; ``totals:
+  {label: algorithm}`` sums an algorithm's parameter sets per run (e.g. the total time of MMC on
+  K1, K2 and K3).
 - ``heatmap``: a metric (or a row of panels per entry of ``metrics``) over a grid of two parameters
   of one algorithm, one panel per dataset (``datasets`` picks them).
 - ``weights``: learned kernel weights per kernel (view), one bar per configured column, one panel
@@ -166,21 +167,24 @@ def _with_totals(results: pd.DataFrame, xc: str, y: str, totals: dict) -> pd.Dat
 
 
 def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
-    x, y = spec.get("x", "n"), spec.get("time", "cpu_seconds")
+    x, time = spec.get("x", "n"), spec.get("time", "cpu_seconds")
+    # one column, or {label: column}: several lines per algorithm (e.g. CPU time with and without
+    # the kernel PCA), each with its own slope
+    series = time if isinstance(time, dict) else {None: time}
     results = _selected(results, spec)
     xc = _xcol(results, x)
-    if spec.get("totals"):
-        results = _with_totals(results, xc, y, spec["totals"])
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for alg, g in results.groupby("algorithm", sort=False):
-        s = g.groupby(xc)[y].agg(["median", "min", "max"]).sort_index()
-        xs = s.index.to_numpy(dtype=float)
-        label = alg
-        if spec.get("loglog") and len(s) >= 2 and (s["median"] > 0).all():
-            slope = np.polyfit(np.log(xs), np.log(s["median"].to_numpy()), 1)[0]
-            label += f" (slope {slope:.2f})"
-        ax.errorbar(xs, s["median"], yerr=[s["median"] - s["min"], s["max"] - s["median"]], marker="o",
-                    capsize=2, label=label)
+    for name, y in series.items():
+        res = _with_totals(results, xc, y, spec["totals"]) if spec.get("totals") else results
+        for alg, g in res.groupby("algorithm", sort=False):
+            s = g.groupby(xc)[y].agg(["median", "min", "max"]).sort_index()
+            xs = s.index.to_numpy(dtype=float)
+            label = alg if name is None else f"{alg}: {name}"
+            if spec.get("loglog") and len(s) >= 2 and (s["median"] > 0).all():
+                slope = np.polyfit(np.log(xs), np.log(s["median"].to_numpy()), 1)[0]
+                label += f" (slope {slope:.2f})"
+            ax.errorbar(xs, s["median"], yerr=[s["median"] - s["min"], s["max"] - s["median"]], marker="o",
+                        capsize=2, label=label)
     if spec.get("loglog"):
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -189,7 +193,7 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
             ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel(spec.get("xlabel", x))
-    ax.set_ylabel(spec.get("ylabel", f"{y} (median, min-max)"))
+    ax.set_ylabel(spec.get("ylabel", f"{time if isinstance(time, str) else 'seconds'} (median, min-max)"))
     ax.legend(fontsize=7)
     _title(fig, spec.get("title", ""), ax)
     fig.tight_layout()

@@ -85,13 +85,18 @@ def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params
 
 
 def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
-    """Keep the runs whose parameters equal ``where``'s values (numbers compared as numbers: a CSV
-    column holding 0 next to missing values reads back as 0.0)."""
+    """Keep the runs whose parameters equal ``where``'s values, or one of them for a list (numbers
+    compared as numbers: a CSV column holding 0 next to missing values reads back as 0.0)."""
     for k, v in where.items():
         col = f"param.{k}"
         if col not in g.columns:
             return g.iloc[0:0]
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, list):  # any of these values
+            keep = pd.Series(False, index=g.index)
+            for x in v:
+                keep |= g.index.isin(_where(g, {k: x}).index)
+            g = g[keep]
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
             g = g[pd.to_numeric(g[col], errors="coerce") == v]
         else:
             g = g[g[col].astype(str) == str(v)]
