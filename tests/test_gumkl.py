@@ -136,3 +136,33 @@ def test_objective_rise_is_a_warning_not_an_error(monkeypatch, views):
     assert est.objective_increases_ >= 1
     assert any(issubclass(w.category, G.GUMKLObjectiveIncrease) for w in caught)
     assert np.isfinite(est.objective_trace_).all()
+
+
+def test_mixing_coefficients_in_logs_and_their_large_p_limit():
+    E = np.array([1.0, 2.0, 5.0, 10.0, 20.0])
+    for p in (1.5, 3.0, 10.0):  # equal to w^p / sum w^p where that is representable
+        w = G.gumkl_weights(E, p)
+        np.testing.assert_allclose(G.mixing_coefficients(w, p), w**p / (w**p).sum(), rtol=1e-12)
+        assert G.log_objective(w, E, p) == pytest.approx(np.log((w**p) @ E), rel=1e-12)
+    w = G.gumkl_weights(E, 1000.0)
+    assert (w**1000.0).sum() < 1e-300  # w^p itself underflows to 0 (about 0.2^1000)
+    c = G.mixing_coefficients(w, 1000.0)
+    assert np.isfinite(c).all() and c.sum() == pytest.approx(1.0) and np.isfinite(G.log_objective(w, E, 1000.0))
+    # w tends to uniform, the coefficients to (1 / E_v) / sum (1 / E): not the uniform baseline
+    limit = (1 / E) / (1 / E).sum()
+    np.testing.assert_allclose(G.gumkl_weights(E, 1e6), 0.2, atol=1e-5)
+    np.testing.assert_allclose(G.mixing_coefficients(G.gumkl_weights(E, 1e6), 1e6), limit, atol=1e-4)
+    assert np.abs(c - limit).max() < np.abs(G.mixing_coefficients(G.gumkl_weights(E, 10.0), 10.0) - limit).max()
+    assert np.abs(limit - 0.2).max() > 0.2
+
+
+def test_p_1000_clusters_like_its_limit(views):
+    ds, K = views
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", G.GUMKLObjectiveIncrease)
+        est = GUMKL(n_clusters=4, p=1000.0).fit(K)
+    assert np.isfinite(est.log_objective_) and np.isfinite(est.mixing_weights_).all()
+    assert est.mixing_weights_.sum() == pytest.approx(1.0)
+    assert metrics.nmi(ds.y, est.labels_) > 0.5  # w^p computed directly gave NMI 0.004-0.026 at p = 1000
+    E = est.intra_cluster_variances_
+    np.testing.assert_allclose(est.mixing_weights_, (1 / E) / (1 / E).sum(), atol=0.01)

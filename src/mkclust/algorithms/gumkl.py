@@ -115,6 +115,33 @@ def gumkl_weights(E: np.ndarray, p: float) -> np.ndarray:
     return 1.0 / ratios.sum(axis=1)
 
 
+def mixing_coefficients(w: np.ndarray, p: float) -> np.ndarray:
+    """The coefficients w_v^p of Eq. 4 scaled to sum 1 (p = inf: w itself), computed in logs:
+    w_v^p underflows for large p (0.2^500 = 0 in float64), while its normalised form stays exact.
+    The scale does not change any partition (medoids, k-medoids and kernel k-means are invariant to
+    a positive factor on the composite kernel).
+
+    As p grows, Eq. 7's w tends to uniform, but the coefficients do not: with a = 1 / (p - 1),
+    log w_v = -log V - a (log E_v - mean log E) + O(a^2), so p log w_v tends to a constant minus
+    log E_v and the coefficients tend to (1 / E_v) / sum_v' (1 / E_v'): large-p GUMKL weights each
+    kernel by its inverse intra-cluster variance, not uniformly (the paper's p = inf baseline)."""
+    if math.isinf(p):
+        return np.asarray(w, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        logc = p * np.log(np.asarray(w, dtype=np.float64))
+    logc -= logc.max()
+    c = np.exp(logc)
+    return c / c.sum()
+
+
+def log_objective(w: np.ndarray, E: np.ndarray, p: float) -> float:
+    """log of E(C, w) = sum_v w_v^p E_v (Eq. 5), without forming w_v^p (see :func:`mixing_coefficients`)."""
+    with np.errstate(divide="ignore"):
+        terms = (np.log(w) if math.isinf(p) else p * np.log(w)) + np.log(np.maximum(E, 1e-300))
+    top = terms.max()
+    return float(top + np.log(np.exp(terms - top).sum()))
+
+
 class GUMKL(BaseClusterer):
     """Greedy unsupervised MKL (see the module docstring).
 
@@ -129,8 +156,10 @@ class GUMKL(BaseClusterer):
 
     Attributes
     ----------
-    labels_, labels_unrefined_, kernel_weights_ (w, summing to 1), medoids_, objective_ (E of
-    Eq. 6 at the kept iteration's clusters and weights), best_iteration_, objective_trace_ (per
+    labels_, labels_unrefined_, kernel_weights_ (w, summing to 1), mixing_weights_ (w^p scaled to
+    sum 1, the composite kernel's coefficients; see :func:`mixing_coefficients`), medoids_,
+    objective_ (E of Eq. 5 at the kept iteration's clusters and weights; it underflows to 0 for very
+    large p), log_objective_ (its log, always finite), best_iteration_, objective_trace_ (per
     Algorithm 1 iteration),
     kmedoids_trace_ (of the last k-medoids run, non-increasing), objective_increases_, n_iter_,
     intra_cluster_variances_ (E_v per kernel).
@@ -155,33 +184,33 @@ class GUMKL(BaseClusterer):
             raise ValueError(f"p must be >= 1 (or inf), got {self.p}")
         V = K.shape[0]
 
-        def mix(w):  # the coefficients of Eq. 4 (p = inf: the uniform weights themselves)
-            return w if math.isinf(p) else w**p
-
         w = np.full(V, 1.0 / V)
-        trace, increases, best = [], 0, None
+        trace, log_trace, increases, best = [], [], 0, None
         n_iter = 0
         for n_iter in range(1, 1 + (1 if math.isinf(p) else int(self.max_iter))):
-            Dm = sq_distances(np.tensordot(mix(w), K, axes=1))
+            Dm = sq_distances(np.tensordot(mixing_coefficients(w, p), K, axes=1))
             medoids = greedy_medoids(Dm, self.n_clusters)
             labels, medoids, km_trace = kernel_kmedoids(Dm, medoids, int(self.kmedoids_max_iter))
             E = intra_cluster_variances(K, labels, medoids)
             w = gumkl_weights(E, p)
-            obj = float(mix(w) @ E)
-            trace.append(obj)
-            if best is None or obj < best[0]:
-                best = (obj, labels, medoids, E, w, n_iter)
-            log.debug("GUMKL iteration %d: objective %.10g, weights %s", n_iter, obj, np.round(w, 4).tolist())
+            lobj = log_objective(w, E, p)  # compared in logs: E itself underflows for large p
+            trace.append(math.exp(lobj))
+            log_trace.append(lobj)
+            if best is None or lobj < best[0]:
+                best = (lobj, labels, medoids, E, w, n_iter)
+            log.debug("GUMKL iteration %d: objective %.10g, weights %s", n_iter, trace[-1], np.round(w, 4).tolist())
             if len(trace) > 1:
-                if obj > trace[-2] * (1 + 1e-12):
+                if lobj > log_trace[-2] + 1e-12:
                     increases += 1
-                    warnings.warn(f"GUMKL objective rose from {trace[-2]:.6g} to {obj:.6g} at iteration {n_iter} "
-                                  "(the greedy re-initialisation can do this, as the paper notes)",
+                    warnings.warn(f"GUMKL objective rose from {trace[-2]:.6g} to {trace[-1]:.6g} at iteration "
+                                  f"{n_iter} (the greedy re-initialisation can do this, as the paper notes)",
                                   GUMKLObjectiveIncrease, stacklevel=2)
-                if abs(trace[-2] - obj) <= float(self.tol) * abs(trace[-2]):
+                if abs(math.expm1(lobj - log_trace[-2])) <= float(self.tol):
                     break
-        obj, labels, medoids, E, w, best_iter = best
-        Kc = np.tensordot(mix(w), K, axes=1)
+        lobj, labels, medoids, E, w, best_iter = best
+        obj = math.exp(lobj)
+        self.mixing_weights_ = mixing_coefficients(w, p)
+        Kc = np.tensordot(self.mixing_weights_, K, axes=1)
         self.labels_unrefined_ = labels.astype(np.int64)
         if self.refine:
             refined, *_ = kernel_kmeans(Kc, labels, self.n_clusters)
@@ -192,6 +221,7 @@ class GUMKL(BaseClusterer):
         self.medoids_ = medoids
         self.intra_cluster_variances_ = E
         self.objective_ = obj
+        self.log_objective_ = lobj
         self.best_iteration_ = best_iter
         self.objective_trace_ = trace
         self.kmedoids_trace_ = km_trace
