@@ -196,6 +196,19 @@ def fixed_label_objective(Phi: np.ndarray, sizes: list[int], labels, C: float, l
     return float(prob.value)
 
 
+def multiclass_cut(Phi: np.ndarray, y: np.ndarray, R: np.ndarray, m: int) -> tuple[np.ndarray, float]:
+    """One constraint of (4.34) at labels y with runner-ups R (-1: inactive) as (a, c): its left
+    side is a' vec(V) + c, a = (1/n) vec(Phi' W) with W_{i y_i} = 1, W_{i r_i} = -1 over the active
+    i (one GEMM), and c = (1/n) |{active i: r_i = y_i}| (the delta term)."""
+    n = Phi.shape[0]
+    act = R >= 0
+    rows = np.nonzero(act)[0]
+    W = np.zeros((n, m))
+    W[rows, y[act]] += 1.0
+    W[rows, R[act]] -= 1.0
+    return (Phi.T @ W / n).ravel(order="F"), np.count_nonzero(act & (R == y)) / n
+
+
 def _multiclass_fixed_objective(Phi, sizes, y, m, C, l, tol) -> float:
     """:func:`fixed_label_objective` for m > 2 clusters (labels y coded 0..m-1)."""
     n, D = Phi.shape
@@ -214,12 +227,9 @@ def _multiclass_fixed_objective(Phi, sizes, y, m, C, l, tol) -> float:
     rows_A, consts = [], []
     R = (y + 1) % m  # at V = 0 every sample violates
     for _ in range(500):
-        W = np.zeros((n, m))
-        act = R >= 0
-        W[rows[act], y[act]] += 1.0
-        W[rows[act], R[act]] -= 1.0
-        rows_A.append((Phi.T @ W / n).ravel(order="F"))
-        consts.append((np.count_nonzero(act & (R == y)) - act.sum()) / n)
+        a_row, c = multiclass_cut(Phi, y, R, m)
+        rows_A.append(a_row)
+        consts.append(c - np.count_nonzero(R >= 0) / n)
         A = np.array(rows_A)
         cuts = A @ cp.vec(V, order="F") + np.array(consts) >= -xi
         prob = cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), base + [cuts])
@@ -553,12 +563,7 @@ class MKC(BaseClusterer):
                 Avals = np.empty((rnd, D * m))
                 cvals = np.empty(rnd)
                 for j, Rj in enumerate(R):  # one GEMM per constraint (|Omega| is small), no loop over samples
-                    act = Rj >= 0
-                    W = np.zeros((n, m))
-                    W[rows[act], y[act]] += 1.0
-                    W[rows[act], Rj[act]] -= 1.0
-                    Avals[j] = (Phi.T @ W / n).ravel(order="F")
-                    cvals[j] = np.count_nonzero(act & (Rj == y)) / n
+                    Avals[j], cvals[j] = multiclass_cut(Phi, y, Rj, m)
                 A.value, cst.value = Avals, cvals
                 dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
                 secs += dt
