@@ -123,6 +123,18 @@ def _solve(prob: cp.Problem, where: str) -> tuple[float, str]:
     raise MKCSolverError(f"{where}: the SOCP was not solved ({'; '.join(statuses)})")
 
 
+def kernel_cones(t, beta, v, sizes: list[int], m: int | None = None) -> list:
+    """The cones ||[2 v_k; t_k - beta_k]|| <= t_k + beta_k of (2.14), one per kernel k over its
+    block of ``sizes[k]`` rows of v (for m > 2, v is (D, m) and the block holds every class's
+    v_k^p): t_k >= ||v_k||^2 / beta_k."""
+    cones, start = [], 0
+    for k, Dk in enumerate(sizes):
+        block = v[start:start + Dk] if m is None else cp.vec(v[start:start + Dk, :], order="F")
+        cones.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * block, t[k] - beta[k]])))
+        start += Dk
+    return cones
+
+
 def binary_socp(Phi: np.ndarray, sizes: list[int], Cm: np.ndarray, C: float, l: float, g: np.ndarray | None = None):
     """The SOCP (2.14) for a working set Omega (rows of ``Cm``), built once per cutting-plane round
     with the CCCP-dependent data as DPP Parameters: A = (1/n) sum_i c_i z_i Phi(x_i) per constraint
@@ -135,11 +147,8 @@ def binary_socp(Phi: np.ndarray, sizes: list[int], Cm: np.ndarray, C: float, l: 
     beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
     xi = cp.Variable(nonneg=True)
     r = Cm.sum(axis=1) / n
-    cons = [r <= xi + A @ v + cp.multiply(s, b), cp.norm(beta, 2) <= 1, g @ v + n * b <= l, g @ v + n * b >= -l]
-    start = 0
-    for k, Dk in enumerate(sizes):
-        cons.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * v[start:start + Dk], t[k] - beta[k]])))
-        start += Dk
+    cons = [r <= xi + A @ v + cp.multiply(s, b), cp.norm(beta, 2) <= 1, g @ v + n * b <= l, g @ v + n * b >= -l,
+            *kernel_cones(t, beta, v, sizes)]
     return cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons), (A, s), (v, b, beta, xi)
 
 
@@ -175,22 +184,13 @@ def fixed_label_objective(Phi: np.ndarray, sizes: list[int], labels, C: float, l
     labels = np.asarray(labels)
     n = Phi.shape[0]
     classes = np.unique(labels)
-    m = max(int(classes.size), 2)
-    xi = cp.Variable(n, nonneg=True)
+    if classes.size > 2:
+        return _multiclass_fixed_objective(Phi, sizes, np.searchsorted(classes, labels), classes.size, C, l, tol)
+    yy = np.where(labels == classes[0], 1.0, -1.0)
+    v, b, xi = cp.Variable(Phi.shape[1]), cp.Variable(), cp.Variable(n, nonneg=True)
     beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
-    g = Phi.sum(axis=0)
-    if m == 2:
-        yy = np.where(labels == classes[0], 1.0, -1.0)
-        v, b = cp.Variable(Phi.shape[1]), cp.Variable()
-        f = Phi @ v + b
-        cons = [cp.multiply(yy, f) >= 1 - xi, cp.abs(g @ v + n * b) <= l]
-    else:
-        return _multiclass_fixed_objective(Phi, sizes, np.searchsorted(classes, labels), m, C, l, tol)
-    cons.append(cp.norm(beta, 2) <= 1)
-    start = 0
-    for k, Dk in enumerate(sizes):
-        cons.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * v[start:start + Dk], t[k] - beta[k]])))
-        start += Dk
+    cons = [cp.multiply(yy, Phi @ v + b) >= 1 - xi, cp.abs(Phi.sum(axis=0) @ v + n * b) <= l,
+            cp.norm(beta, 2) <= 1, *kernel_cones(t, beta, v, sizes)]
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * cp.sum(xi) / n), cons)
     _solve(prob, "MKC objective at fixed labels")
     return float(prob.value)
@@ -212,18 +212,12 @@ def multiclass_cut(Phi: np.ndarray, y: np.ndarray, R: np.ndarray, m: int) -> tup
 def _multiclass_fixed_objective(Phi, sizes, y, m, C, l, tol) -> float:
     """:func:`fixed_label_objective` for m > 2 clusters (labels y coded 0..m-1)."""
     n, D = Phi.shape
-    rows = np.arange(n)
     g = Phi.sum(axis=0)
     V = cp.Variable((D, m))
     beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
     xi = cp.Variable(nonneg=True)
     u = V.T @ g
-    base = [cp.norm(beta, 2) <= 1, cp.max(u) - cp.min(u) <= l]
-    start = 0
-    for k, Dk in enumerate(sizes):
-        block = cp.vec(V[start:start + Dk, :], order="F")
-        base.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * block, t[k] - beta[k]])))
-        start += Dk
+    base = [cp.norm(beta, 2) <= 1, cp.max(u) - cp.min(u) <= l, *kernel_cones(t, beta, V, sizes, m)]
     rows_A, consts = [], []
     R = (y + 1) % m  # at V = 0 every sample violates
     for _ in range(500):
@@ -234,16 +228,22 @@ def _multiclass_fixed_objective(Phi, sizes, y, m, C, l, tol) -> float:
         cuts = A @ cp.vec(V, order="F") + np.array(consts) >= -xi
         prob = cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), base + [cuts])
         _solve(prob, "MKC objective at fixed labels")
-        F = Phi @ V.value
-        Fo = F.copy()
-        Fo[rows, y] = -np.inf
-        second = np.argmax(Fo, axis=1)
-        margin = F[rows, y] - Fo[rows, second]
+        second, margin = runner_up(Phi @ V.value, y)
         loss = float(np.maximum(0.0, 1 - margin).sum() / n)
         if loss <= float(xi.value) + tol:
             break
         R = np.where(margin < 1, second, -1)
     return float(0.5 * np.sum(t.value) + C * loss)
+
+
+def runner_up(F: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Theorem 4.3 at labels y: each sample's runner-up (the best class other than y_i) and its
+    margin f_{i y_i} - f_{i r_i}."""
+    rows = np.arange(F.shape[0])
+    Fo = F.copy()
+    Fo[rows, y] = -np.inf
+    second = np.argmax(Fo, axis=1)
+    return second, F[rows, y] - Fo[rows, second]
 
 
 def count_bounds(n: int, m: int, l: float) -> tuple[int, int]:
@@ -297,12 +297,11 @@ def balanced_labels(F: np.ndarray, lo: int, hi: int) -> np.ndarray:
     ``linear_sum_assignment`` would need an n x n cost matrix."""
     n, m = F.shape
     y = np.argmax(F, axis=1)
-    counts = np.bincount(y, minlength=m)
+    counts = argmax_counts = np.bincount(y, minlength=m)
     if counts.min() >= lo and counts.max() <= hi:
         return y
     if not lo * m <= n <= hi * m:
         raise ValueError(f"no labelling of {n} samples into {m} clusters has sizes in [{lo}, {hi}]")
-    rows = np.arange(n)
     tol = 1e-9 * max(float(np.abs(F).max()), 1.0)
     prices = np.zeros(m)
     for _ in range(20 * m):  # size balancing: move each class's price until its count fits
@@ -322,7 +321,7 @@ def balanced_labels(F: np.ndarray, lo: int, hi: int) -> np.ndarray:
     G = F - prices
     top2 = np.sort(G, axis=1)[:, -2:]
     gap = top2[:, 1] - top2[:, 0]
-    size = min(n, max(2000, 4 * int(np.abs(np.bincount(np.argmax(F, axis=1), minlength=m) - (lo + hi) / 2).sum())))
+    size = min(n, max(2000, 4 * int(np.abs(argmax_counts - (lo + hi) / 2).sum())))
     while True:
         cand = np.zeros(n, dtype=bool)
         cand[np.argsort(gap, kind="stable")[:size]] = True
@@ -528,17 +527,14 @@ class MKC(BaseClusterer):
         n, D = Phi.shape
         m, C = int(self.n_clusters), self._C()
         g = Phi.sum(axis=0)
+        # the labels of scores: argmax, under the size bounds with the label balance
         bounds = count_bounds(n, m, l) if self._label_balance() else (0, n)
-
-        def labelling(F):  # the labels of scores F: argmax, under the size bounds with the label balance
-            return balanced_labels(F, *bounds)
 
         y = self.init_labels_.copy()
         F = np.zeros((n, m))
         # Omega holds, per constraint, the runner-up class r_i of each active sample (-1: inactive)
         omega: list[np.ndarray] = []
         self.rounds_ = []
-        rows = np.arange(n)
         # first constraint: at V = 0 every sample violates; its runner-up is any class other than y_i
         omega.append((y + 1) % m)
         while True:
@@ -551,12 +547,8 @@ class MKC(BaseClusterer):
             xi = cp.Variable(nonneg=True)
             size = (R >= 0).sum(axis=1) / n
             u = V.T @ g
-            cons = [A @ cp.vec(V, order="F") + cst >= size - xi, cp.norm(beta, 2) <= 1, cp.max(u) - cp.min(u) <= l]
-            start = 0
-            for k, Dk in enumerate(sizes):
-                cons.append(cp.SOC(t[k] + beta[k], cp.hstack([2 * cp.vec(V[start:start + Dk, :], order="F"),
-                                                              t[k] - beta[k]])))
-                start += Dk
+            cons = [A @ cp.vec(V, order="F") + cst >= size - xi, cp.norm(beta, 2) <= 1, cp.max(u) - cp.min(u) <= l,
+                    *kernel_cones(t, beta, V, sizes, m)]
             prob = cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons)
             secs, prev, it, stalls = 0.0, None, 0, 0
             for it in range(1, int(self.max_cccp) + 1):
@@ -568,7 +560,7 @@ class MKC(BaseClusterer):
                 dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
                 secs += dt
                 F = Phi @ V.value
-                y_lin, y = y, labelling(F)
+                y_lin, y = y, balanced_labels(F, *bounds)
                 obj = float(prob.value)
                 # stop at a CCCP fixed point (the new scores' labels are those the step was linearised
                 # at), or when labels keep cycling while the objective has stalled for 3 steps
@@ -577,12 +569,7 @@ class MKC(BaseClusterer):
                 if np.array_equal(y, y_lin) or stalls >= 3:
                     break
                 prev = obj
-            # Theorem 4.3 at the labels y: the runner-up is the best class other than y_i
-            Fy = F[rows, y]
-            Fo = F.copy()
-            Fo[rows, y] = -np.inf
-            second = np.argmax(Fo, axis=1)
-            margin = Fy - Fo[rows, second]
+            second, margin = runner_up(F, y)  # Theorem 4.3 at the labels y
             active = margin < 1
             violation = float((1 - margin[active]).sum() / n)
             # xi of (4.34) at V: the largest slack of Omega's constraints at the labels of V's scores

@@ -91,15 +91,13 @@ def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
         col = f"param.{k}"
         if col not in g.columns:
             return g.iloc[0:0]
-        if isinstance(v, list):  # any of these values
-            keep = pd.Series(False, index=g.index)
-            for x in v:
-                keep |= g.index.isin(_where(g, {k: x}).index)
-            g = g[keep]
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            g = g[pd.to_numeric(g[col], errors="coerce") == v]
-        else:
-            g = g[g[col].astype(str) == str(v)]
+        keep = pd.Series(False, index=g.index)
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                keep |= pd.to_numeric(g[col], errors="coerce") == x
+            else:
+                keep |= g[col].astype(str) == str(x)
+        g = g[keep]
     return g
 
 
