@@ -34,6 +34,15 @@ def test_shapes_read_from_headers_equal_the_arrays(files):
     assert RES.bank_floats(files / "feat.npz") == (300, 3 * 300 * 7)
 
 
+def test_the_shape_of_a_sparse_data_set_file(tmp_path):
+    import scipy.sparse as sp
+
+    from mkclust.datasets import Dataset
+    X = sp.random(40, 900, density=0.01, format="csr", random_state=0)   # tf-idf sets are stored sparse
+    Dataset(X=X, y=np.arange(40) % 2, meta={"name": "sparse"}).save(tmp_path / "s.npz")
+    assert RES.dataset_shape(tmp_path / "s.npz") == (40, 900)
+
+
 def test_a_missing_input_is_a_file_not_found_error_naming_it(tmp_path):
     """Snakemake shows such a resource as <TBD> in a dry run (it checks the error's filename against
     the job's inputs) and evaluates it again once the input exists."""

@@ -108,8 +108,14 @@ def _shapes(path) -> dict[str, tuple[int, ...]]:
 
 
 def dataset_shape(path) -> tuple[int, int]:
-    """(n, d) of a processed data set file."""
-    X = _shapes(path)["X"]
+    """(n, d) of a processed data set file (dense ``X``, or sparse ``X_data`` ... ``X_shape``, whose
+    shape is the value of the small ``X_shape`` array)."""
+    shapes = _shapes(path)
+    if "X" not in shapes and "X_shape" in shapes:
+        with np.load(path, allow_pickle=False) as z:
+            X = tuple(int(v) for v in z["X_shape"])
+    else:
+        X = shapes["X"]
     return X[0], (X[1] if len(X) > 1 else 1)
 
 
