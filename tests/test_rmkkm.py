@@ -7,7 +7,8 @@ from mkclust import metrics
 from mkclust.algorithms import AASC, MKKM, RKKM, RMKKM, get_estimator
 from mkclust.algorithms.aasc import aasc_weights
 from mkclust.algorithms.kmeans import cluster_distances
-from mkclust.algorithms.rmkkm import centre_matrix, kernel_distances, rmkkm_weights, robust_mkkm
+from mkclust.algorithms.rmkkm import (_seeded_robust_kkm, centre_matrix, kernel_distances, rmkkm_weights,
+                                     robust_mkkm)
 from mkclust.datasets import load
 from mkclust.kernels import build_bank
 
@@ -181,3 +182,78 @@ def test_aasc_objective_weights_and_blobs(blobs):
         assert (u**2) @ a >= (v**2) @ a - 1e-12
     with pytest.raises(ValueError, match="p must be > 1"):
         AASC(n_clusters=3, p=1.0).fit(K[:2])
+
+
+def _inner_by_loops(Ka, seeds, c, max_iter):
+    """Robust kernel k-means of the authors' inner search, one sample at a time (slow, independent):
+    centres start at the seed samples; assign, weight 0.5/sqrt(distance) (a sample on its centre gets
+    the others' mean weight; all divided by the max), take the weighted means; stop when no label
+    changes. Returns (labels, Eq. 4 objective at the last centres)."""
+    n = Ka.shape[0]
+    coef = np.zeros((n, c))
+    coef[seeds, np.arange(c)] = 1.0
+    labels = np.full(n, -1)
+
+    def distances(coef):
+        d = np.empty((n, c))
+        for i in range(n):
+            for j in range(c):
+                a = coef[:, j]
+                d[i, j] = max(Ka[i, i] - 2 * Ka[i] @ a + a @ Ka @ a, 0.0)
+        return d
+
+    for _ in range(max_iter):
+        d = distances(coef)
+        new = d.argmin(axis=1)
+        assert len(set(new)) == c  # the test data never empties a cluster
+        if (new == labels).all():
+            break
+        labels = new
+        own = np.array([max(d[i, labels[i]], np.finfo(float).eps) for i in range(n)])
+        wts = 0.5 / np.sqrt(own)
+        wts[own < 1e-10] = wts[own >= 1e-10].mean()   # a sample on its centre: the others' mean weight
+        wts /= wts.max()
+        coef = np.zeros((n, c))
+        for i in range(n):
+            coef[i, labels[i]] = wts[i]
+        coef /= coef.sum(axis=0)
+    d = distances(coef)
+    return labels, sum(np.sqrt(d[i, labels[i]]) for i in range(n))
+
+
+def test_authors_inner_search_matches_a_loop_implementation_and_keeps_the_best_start(blobs):
+    K, _ = blobs
+    Ka = K.mean(axis=0)
+    n, c, starts = Ka.shape[0], 3, 6
+    rng = np.random.RandomState(3)
+    seeds = [rng.choice(n, c, replace=False) for _ in range(starts)]   # the draws the search makes, in order
+    by_loops = [_inner_by_loops(Ka, s, c, 30) for s in seeds]
+    # every start alone (the same random stream, one start per call) equals the loop version
+    rng = np.random.RandomState(3)
+    for loop_labels, _ in by_loops:
+        labels, sw = _seeded_robust_kkm(Ka, c, 1, 30, rng)
+        np.testing.assert_array_equal(labels, loop_labels)
+        assert sw.max() == pytest.approx(1.0) and (sw > 0).all()
+    # all starts together (one GEMM per iteration) return the start with the lowest Eq. 4 objective
+    labels, _ = _seeded_robust_kkm(Ka, c, starts, 30, np.random.RandomState(3))
+    best = int(np.argmin([obj for _, obj in by_loops]))
+    np.testing.assert_array_equal(labels, by_loops[best][0])
+
+
+def test_authors_search_runs_its_fixed_outer_iterations(digits17, blobs):
+    ds, K = digits17
+    est = RMKKM(n_clusters=2, gamma=0.4, search="authors", max_iter=7, inner_n_init=3, random_state=0).fit(K)
+    assert est.n_iter_ == 7 and len(est.objective_trace_) == 7        # no stopping test, as the code
+    assert est.objective_ == est.objective_trace_[-1] and np.isfinite(est.objective_trace_).all()
+    assert (est.kernel_weights_**0.4).sum() == pytest.approx(1.0, rel=1e-12)
+    assert metrics.acc(ds.y, est.labels_) > 0.95
+    Kb, y = blobs
+    a = RMKKM(n_clusters=3, search="authors", max_iter=5, random_state=1).fit(Kb)
+    b = RMKKM(n_clusters=3, search="authors", max_iter=5, random_state=1).fit(Kb)
+    assert metrics.acc(y, a.labels_) == 1.0
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.objective_ == b.objective_
+    with pytest.raises(ValueError, match="search must be one of"):
+        RMKKM(n_clusters=3, search="code").fit(Kb)
+    with pytest.raises(ValueError, match="inner_n_init must be an integer"):
+        RMKKM(n_clusters=3, search="authors", inner_n_init=0).fit(Kb)

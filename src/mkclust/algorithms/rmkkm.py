@@ -152,6 +152,90 @@ def robust_mkkm(K: np.ndarray, labels: np.ndarray, n_clusters: int, gamma: float
     return labels, w, D, trace[-1], trace, n_iter
 
 
+def _seeded_robust_kkm(Ka: np.ndarray, n_clusters: int, n_init: int, max_iter: int, rng) -> tuple:
+    """The inner search of the RMKKM authors' code: robust kernel k-means (Eq. 4) on one kernel ``Ka``
+    from ``n_init`` random starts, keeping the start with the lowest Eq. 4 objective.
+
+    Each start takes ``n_clusters`` distinct random samples as centres, then alternates the
+    assignment (Eq. 15) and the D-weighted centres (Eq. 12-13, weights 0.5 / sqrt(distance) divided
+    by their maximum; a sample within 1e-10 of its centre gets the mean weight of the others, as that
+    code does), for at most ``max_iter`` iterations or until no label changes. All starts advance
+    together: the products of ``Ka`` with the centres of every start are one (n, n) x (n, n_init c)
+    GEMM per iteration; a start stops being updated once its labels repeat.
+
+    Returns (labels, sample_weights) of the best start: the partition and the D of its centres.
+    """
+    n, c, R = Ka.shape[0], n_clusters, n_init
+    diag = np.diag(Ka).copy()
+    rows = np.arange(n)
+    labels = np.full((R, n), -1, dtype=np.int64)
+    sw = np.zeros((R, n))
+    A = np.zeros((n, R * c))
+    for r in range(R):                                       # centres = c distinct random samples
+        A[rng.choice(n, c, replace=False), r * c + np.arange(c)] = 1.0
+    active = np.ones(R, dtype=bool)
+    for _ in range(max_iter):
+        P = Ka @ A                                           # (n, R c), one GEMM for all starts
+        within = np.einsum("ik,ik->k", A, P)
+        dist = (diag[:, None] - 2.0 * P + within[None, :]).reshape(n, R, c)
+        np.maximum(dist, 0.0, out=dist)
+        for r in np.flatnonzero(active):                     # at most n_init starts: O(n c) each
+            new = np.argmin(dist[:, r], axis=1)
+            new = _reseed_empty(new, dist[:, r], c)
+            if np.array_equal(new, labels[r]):
+                active[r] = False
+                continue
+            labels[r] = new
+            d = np.maximum(dist[rows, r, new], np.finfo(float).eps)
+            near = d < 1e-10
+            wts = 0.5 / np.sqrt(d)
+            if (~near).any():
+                wts[near] = wts[~near].mean()
+            sw[r] = wts / wts.max()
+            A[:, r * c:(r + 1) * c] = centre_matrix(new, c, sw[r])
+        if not active.any():
+            break
+    P = Ka @ A
+    within = np.einsum("ik,ik->k", A, P)
+    dist = np.maximum(diag[:, None] - 2.0 * P + within[None, :], 0.0).reshape(n, R, c)
+    scores = np.sqrt(dist[rows[None, :], np.arange(R)[:, None], labels]).sum(axis=1)  # Eq. 4 per start
+    best = int(np.argmin(scores))
+    return labels[best], sw[best]
+
+
+def authors_search(K: np.ndarray, n_clusters: int, gamma: float, rng, n_outer: int = 50, inner_n_init: int = 10,
+                   inner_max_iter: int = 30, centred: bool = False):
+    """RMKKM as the authors' public code searches (REFERENCE-CODE facts; see :class:`RMKKM`).
+
+    Every outer iteration restarts the inner robust kernel k-means on the current combined kernel
+    sum_t w_t K^t from scratch (:func:`_seeded_robust_kkm`, ``inner_n_init`` starts of at most
+    ``inner_max_iter`` iterations, the best by Eq. 4) instead of continuing from the last partition,
+    then updates w by Eq. 19-20 at that partition and its D-weighted centres. The outer loop runs
+    exactly ``n_outer`` iterations: the code's stopping test compares the labels with a reference it
+    never updates, so it never fires. The result is the last iteration's, not the best one's.
+
+    Unlike Algorithm 1 the objective is not monotone (each outer iteration starts afresh); the trace
+    records Eq. 7 after every outer iteration. Returns (labels, w, D, objective, trace, n_outer).
+    """
+    m, n, _ = K.shape
+    K = K if centred else _centred(K)
+    diags = np.einsum("tii->ti", K).copy()
+    idx = np.arange(n)
+    w = np.full(m, float(m) ** (-1.0 / gamma))  # the code starts at 1/m; the scale changes no step
+    trace = []
+    for it in range(1, n_outer + 1):
+        Ka = np.tensordot(w, K, axes=1)
+        labels, sw = _seeded_robust_kkm(Ka, n_clusters, inner_n_init, inner_max_iter, rng)
+        dist = kernel_distances(K, diags, centre_matrix(labels, n_clusters, sw))
+        e = dist[:, idx, labels].T                           # (n, m) at the inner search's centres
+        u = np.maximum(e @ w, 1e-300)
+        w = rmkkm_weights((e / (2.0 * np.sqrt(u))[:, None]).sum(axis=0), gamma)   # Eq. 19-20
+        obj, u = _rmkkm_objective(e, w)
+        trace.append(obj)
+        log.debug("RMKKM (authors' search) outer iteration %d: objective %.12g", it, obj)
+    return labels, w, _sample_weights(u), trace[-1], trace, n_outer
+
+
 class _RobustBase(BaseClusterer):
     def _restarts(self, K, gamma):
         Kc = _centred(K)  # once for all restarts
@@ -172,33 +256,63 @@ class RMKKM(_RobustBase):
     Parameters
     ----------
     n_clusters : int
-    gamma : float in (0, 1), the kernel-weight exponent of Eq. 7 (the paper uses 0.3).
-    n_init : random initial partitions; the run with the lowest Eq. 7 objective is kept.
-    max_iter, tol : at most ``max_iter`` iterations; stop when the objective's relative decrease
-        falls below ``tol``.
+    gamma : float in (0, 1), the kernel-weight exponent of Eq. 7 (the paper states 0.3; the
+        authors' stored results that equal the published Table 2 used 0.4, except BA's).
+    search : ``"algorithm1"`` (default) or ``"authors"``.
+        ``"algorithm1"``: the paper's Algorithm 1 from one random partition, stopping when Eq. 7's
+        relative decrease falls below ``tol`` or after ``max_iter`` iterations.
+        ``"authors"``: the search of the authors' public code (:func:`authors_search`): every one
+        of exactly ``max_iter`` outer iterations (the code: 50) runs robust kernel k-means afresh on
+        the current combined kernel from ``inner_n_init`` random starts (10) of at most
+        ``inner_max_iter`` iterations (30), keeps the best by Eq. 4, then updates w (Eq. 19-20).
+        ``tol`` is not used. About ``max_iter * inner_n_init`` times the work of one kernel k-means.
+    n_init : independent runs; the one with the lowest Eq. 7 objective is kept.
+    max_iter, tol : see ``search``.
+    inner_n_init, inner_max_iter : the authors' search's inner restarts and iterations.
     random_state : seed or RandomState.
 
     Attributes
     ----------
     labels_, kernel_weights_ (w, sum w^gamma = 1), sample_weights_ (D of Eq. 13, divided by its
-    max), objective_ (Eq. 7), objective_trace_ (of the kept restart, non-increasing), n_iter_.
+    max), objective_ (Eq. 7), objective_trace_ (of the kept run; non-increasing for
+    ``"algorithm1"``), n_iter_.
     """
 
     input_kind = "kernels"
+    SEARCHES = ("algorithm1", "authors")
 
-    def __init__(self, n_clusters=8, gamma=0.3, n_init=1, max_iter=100, tol=1e-6, random_state=None):
+    def __init__(self, n_clusters=8, gamma=0.3, search="algorithm1", n_init=1, max_iter=100, tol=1e-6,
+                 inner_n_init=10, inner_max_iter=30, random_state=None):
         self.n_clusters = n_clusters
         self.gamma = gamma
+        self.search = search
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
+        self.inner_n_init = inner_n_init
+        self.inner_max_iter = inner_max_iter
         self.random_state = random_state
 
     def fit(self, K, y=None):
         K = self._validate_kernel(K)
         if not 0.0 < float(self.gamma) < 1.0:
             raise ValueError(f"gamma must lie in (0, 1), got {self.gamma}")
-        return self._restarts(K, float(self.gamma))
+        if self.search not in self.SEARCHES:
+            raise ValueError(f"search must be one of {self.SEARCHES}, got {self.search!r}")
+        if self.search == "algorithm1":
+            return self._restarts(K, float(self.gamma))
+        for name in ("max_iter", "inner_n_init", "inner_max_iter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        Kc = _centred(K)
+        best = self._best_restart(
+            lambda rng: authors_search(Kc, self.n_clusters, float(self.gamma), rng, int(self.max_iter),
+                                       int(self.inner_n_init), int(self.inner_max_iter), centred=True),
+            lambda r: r[3])
+        (self.labels_, self.kernel_weights_, self.sample_weights_, self.objective_, self.objective_trace_,
+         self.n_iter_) = best
+        return self
 
 
 class RKKM(_RobustBase):
