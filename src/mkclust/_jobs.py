@@ -10,9 +10,16 @@ import sys
 from typing import Iterator
 
 
+def _ours_or_warning(record: logging.LogRecord) -> bool:
+    """This package's records at any level; other libraries' (matplotlib's font search, cvxpy,
+    snakemake's helpers) from WARNING up only."""
+    return record.name == "mkclust" or record.name.startswith("mkclust.") or record.levelno >= logging.WARNING
+
+
 @contextlib.contextmanager
 def job(smk, name: str) -> Iterator[logging.Logger]:
-    """Run a workflow job's body: log to ``smk.log[0]`` (and stderr), limit BLAS/OpenMP threads to
+    """Run a workflow job's body: log to ``smk.log[0]`` (this package's DEBUG and up; other
+    libraries' WARNING and up) and to stderr (the same from INFO up), limit BLAS/OpenMP threads to
     ``smk.threads`` for the whole job, log any exception with its traceback, then re-raise it."""
     from threadpoolctl import threadpool_limits
 
@@ -21,9 +28,13 @@ def job(smk, name: str) -> Iterator[logging.Logger]:
     # libraries loaded later (e.g. a solver's OpenMP runtime) and any subprocess
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
-    handlers = [logging.StreamHandler(sys.stderr)]
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.INFO)          # DEBUG goes to the job's log file only
+    handlers = [console]
     if smk.log:
         handlers.append(logging.FileHandler(smk.log[0], mode="w"))
+    for h in handlers:
+        h.addFilter(_ours_or_warning)
     logging.basicConfig(level=logging.DEBUG, handlers=handlers, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log = logging.getLogger(f"mkclust.job.{name}")

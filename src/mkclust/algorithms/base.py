@@ -16,9 +16,29 @@ from sklearn.utils import check_random_state
 from mkclust._validation import check_features, check_kernels, check_n_clusters
 
 
+class Progress:
+    """Progress lines of a long fit, rate-limited: :meth:`info` logs at INFO at most once every
+    ``every`` seconds and at DEBUG otherwise, so the console (INFO) shows a line every few seconds
+    while the job's log file (DEBUG) keeps every iteration. One per module, shared by its fits."""
+
+    def __init__(self, logger: logging.Logger, every: float = 5.0):
+        self.log, self.every, self._last = logger, float(every), -float("inf")
+
+    def info(self, msg: str, *args) -> None:
+        now = time.monotonic()
+        if now - self._last >= self.every:
+            self._last = now
+            self.log.info(msg, *args)
+        else:
+            self.log.debug(msg, *args)
+
+
 class NotFinished(RuntimeError):
     """A fit that declined or ran out of its budget (GMMC's time limit); the experiment runner
     records the run as N/A with this message as the reason, as the papers' tables do."""
+
+
+_RESTARTS = Progress(logging.getLogger(__name__))
 
 
 class BaseClusterer(ClusterMixin, BaseEstimator):
@@ -55,8 +75,8 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         best = None
         for restart in range(n_init):
             res = run_once(rng)
-            logging.getLogger(type(self).__module__).info(
-                "%s restart %d/%d: objective %.10g", type(self).__name__, restart + 1, n_init, objective(res))
+            _RESTARTS.info("%s restart %d/%d: objective %.10g", type(self).__name__, restart + 1, n_init,
+                           objective(res))
             if best is None or objective(res) < objective(best):
                 best = res
         return best

@@ -63,11 +63,12 @@ from sklearn import config_context
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, SharedStartBatch
+from mkclust.algorithms.base import BaseClusterer, Progress, SharedStartBatch
 from mkclust.algorithms.odmc import _most_violated, abs_maxima, kkm_signs, orient
 from mkclust.kernels import center_kernel
 
 log = logging.getLogger(__name__)
+_ROUNDS = Progress(log)
 
 
 def label_kernel_values(K: np.ndarray, alphas: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -285,8 +286,8 @@ class LGMMC(SharedStartBatch, BaseClusterer):
             ynew = orient(ynew, Y[0])
             qnew = float(label_kernel_values(K, alpha, ynew)[0, 0])
             known = bool((np.abs(Y @ ynew) == n).any())              # y or -y already in B: one label kernel
-            log.info("LG-MMC round %d: |B| = %d, J %.6g, SILP gap %.2g (%d SVMs), new label value %.6g vs %.6g",
-                     rnd, len(Y), J, gap, its, qnew, q.max())
+            _ROUNDS.info("LG-MMC round %d: |B| = %d, J %.6g, SILP gap %.2g (%d SVMs), new label value %.6g vs %.6g",
+                         rnd, len(Y), J, gap, its, qnew, q.max())
             if known or 0.5 * (qnew - mu @ q) <= float(self.epsilon) * abs(J):
                 converged = True
                 break

@@ -96,10 +96,11 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mkclust._validation import check_kernels
-from mkclust.algorithms.base import BaseClusterer
+from mkclust.algorithms.base import BaseClusterer, Progress
 from mkclust.kernels import feature_map, principal_directions
 
 log = logging.getLogger(__name__)
+_ROUNDS = Progress(log)
 
 
 class MKCSolverError(RuntimeError):
@@ -477,8 +478,8 @@ class MKC(BaseClusterer):
         """Record a cutting-plane round; True when Algorithm 1/3 stops (violation <= xi + epsilon)."""
         self.rounds_.append({"round": rnd, "n_constraints": rnd, "cccp_iterations": it, "solver_seconds": secs,
                              "solver": solver, "objective": obj, "xi": xi_val, "violation": violation})
-        log.info("MKC round %d: |Omega|=%d, %d CCCP steps, objective %.6g, xi %.4g, violation %.4g",
-                 rnd, rnd, it, obj, xi_val, violation)
+        _ROUNDS.info("MKC round %d: |Omega|=%d, %d CCCP steps, objective %.6g, xi %.4g, violation %.4g",
+                     rnd, rnd, it, obj, xi_val, violation)
         if violation <= xi_val + float(self.epsilon):
             return True
         if rnd >= int(self.max_rounds):

@@ -608,7 +608,7 @@ class _Lockstep:
             total_steps += A
             if not (t % self.check_every == 0 or t % self.generate_every == 0 or t == T):
                 continue
-            if C > 1 and time.perf_counter() - last_log > 60:
+            if C > 1 and time.perf_counter() - last_log > 10:
                 last_log = time.perf_counter()
                 log.info("ODMC batch: step %d of %d, %d of %d fits running, %.0f s", t, T, A, C,
                          last_log - t0)
@@ -636,7 +636,7 @@ class _Lockstep:
                     gnew = float(dual_objective(K, alpha_bar, ynew, ch.lam, ch.nu, ch.th)[0])
                     known = bool((Y == ynew[None, :]).all(axis=1).any())
                     if not known and gnew < gmin - ch.gap_tol * max(1.0, abs(phi)):
-                        log.info("ODMC step %d: label %d joins B (G %.6g < min %.6g)", t, nb[r] + 1, gnew, gmin)
+                        log.debug("ODMC step %d: label %d joins B (G %.6g < min %.6g)", t, nb[r] + 1, gnew, gmin)
                         k = nb[r]
                         Ypad[r, k] = ynew
                         nb[r] = k + 1

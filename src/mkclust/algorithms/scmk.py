@@ -65,9 +65,10 @@ import scipy.sparse.linalg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer
+from mkclust.algorithms.base import BaseClusterer, Progress
 
 log = logging.getLogger(__name__)
+_ITERATIONS = Progress(log)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -558,8 +559,8 @@ def twin_learning(Kc: np.ndarray, n_clusters: int, alpha: float, beta: float, le
         z_gaps.append(res.gap / max(res.objective, 1e-300))
         change = _spectral_norm(Z - Z_old) / max(_spectral_norm(Z_old), 1e-300)
         seconds.append(time.perf_counter() - t0)
-        log.info("%s iteration %d: J %.10g, ||dZ||/||Z|| %.3g, Z-step %d iterations (gap %.2g), %.2f s",
-                 "SCMK" if learn_weights else "SCSK", it, J, change, res.n_iter, z_gaps[-1], seconds[-1])
+        _ITERATIONS.info("%s iteration %d: J %.10g, ||dZ||/||Z|| %.3g, Z-step %d iterations (gap %.2g), %.2f s",
+                         "SCMK" if learn_weights else "SCSK", it, J, change, res.n_iter, z_gaps[-1], seconds[-1])
         if it > min_iter and change < tol:
             converged = True
             break
