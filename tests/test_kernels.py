@@ -30,7 +30,7 @@ def test_banks_psd_symmetric(X, bank, m):
 def test_rmkkm12_as_the_authors_code(X):
     b = build_bank("rmkkm12", X, preprocess="unit")
     np.testing.assert_allclose(np.diagonal(b.K, axis1=1, axis2=2), 1.0, atol=1e-12)
-    # Gaussian t0 = 50, 100 are numerically constant 1 (REFERENCE-CODE.md)
+    # Gaussian t0 = 50, 100 are numerically constant 1 (as in the RMKKM authors' code)
     assert np.abs(b.K[5] - 1).max() < 1e-3 and np.abs(b.K[6] - 1).max() < 1e-3
     # the last kernel is the cosine kernel
     Xu = X / np.linalg.norm(X, axis=1, keepdims=True)

@@ -456,7 +456,7 @@ RMKKM_T0 = (0.01, 0.05, 0.1, 1.0, 10.0, 50.0, 100.0)
 
 
 def _bank_rmkkm12(X, G, D, t0: Sequence[float] = RMKKM_T0, normalize: str = "unit_diag"):
-    """RMKKM paper Sect. 4.3, built as the authors' code builds it (REFERENCE-CODE.md): seven
+    """RMKKM paper Sect. 4.3, built as the authors' public code builds it (github.com/csliangdu/RMKKM): seven
     Gaussian kernels exp(-D / (2 (t0 sqrt(max D))^2)), t0 in {0.01, 0.05, 0.1, 1, 10, 50, 100};
     four polynomial kernels (a + x'y)^b, a in {0, 1}, b in {2, 4}; the linear kernel, which after
     the normalisation K_ij / sqrt(K_ii K_jj) is the paper's cosine kernel. The paper's extra
@@ -485,8 +485,8 @@ def _bank_scmk12(X, G, D, t: Sequence[float] = SCMK_T, normalize: str = "max"):
     choice, ``normalize="max"``: divide each kernel by its largest entry, a positive rescaling (PSD
     kept) after which every entry lies in [0, 1] for the non-negative kernels and the largest is 1.
     ``normalize="feature_sqdist"`` is the literal reading (divide by the largest squared distance
-    the kernel induces). REFERENCE-CODE.md notes that the SCMK authors' shipped YALE kernels equal
-    the ``rmkkm12`` bank, which reproduces their numbers more closely.
+    the kernel induces). The 12 YALE kernels a later paper by the SCMK authors ships equal the
+    ``rmkkm12`` bank to 1e-15, which reproduces their numbers more closely.
     """
     polys = [(a, b) for a in (0.0, 1.0) for b in (2, 4)]
     names = [f"gauss(scmk,t={ti:g})" for ti in t] + ["linear"] + [f"poly(a={a:g},b={b})" for a, b in polys]

@@ -205,7 +205,7 @@ def _seeded_robust_kkm(Ka: np.ndarray, n_clusters: int, n_init: int, max_iter: i
 
 def authors_search(K: np.ndarray, n_clusters: int, gamma: float, rng, n_outer: int = 50, inner_n_init: int = 10,
                    inner_max_iter: int = 30, centred: bool = False):
-    """RMKKM as the authors' public code searches (REFERENCE-CODE facts; see :class:`RMKKM`).
+    """RMKKM as the authors' public code searches (github.com/csliangdu/RMKKM; see :class:`RMKKM`).
 
     Every outer iteration restarts the inner robust kernel k-means on the current combined kernel
     sum_t w_t K^t from scratch (:func:`_seeded_robust_kkm`, ``inner_n_init`` starts of at most
@@ -335,8 +335,8 @@ class RKKM(_RobustBase):
 
 
 class MKKM(BaseClusterer):
-    """Multiple kernel k-means (Huang, Chuang, Chen 2012, hard version), as REFERENCE-CODE.md reads
-    the authors' code: minimise sum_p w_p^2 D_p(Z) over the partition Z and w >= 0 with
+    """Multiple kernel k-means (Huang, Chuang, Chen 2012, hard version), as the RMKKM
+    authors' public copy of it implements it: minimise sum_p w_p^2 D_p(Z) over the partition Z and w >= 0 with
     sum_p w_p = 1, D_p the within-cluster distortion sum_i ||phi_p(x_i) - mu_p,z_i||^2 in kernel p
     (centres the cluster means in that kernel's space). Each iteration: one assignment step on the
     combined distances sum_p w_p^2 dist_p (the kernel k-means step on the combined kernel

@@ -28,7 +28,7 @@ Choices (each tested):
   Z-step drops from 2 (alpha + lambda_max(K)) to 2 (alpha + lambda_max(HKH)): a nearly constant
   kernel (the Gaussians with t0 = 50, 100 of the 12-kernel bank) has lambda_max(K) ~ n and
   lambda_max(HKH) ~ 1e-5 n. It also removes the cancellation in K_ii - 2 k_i'z + z'Kz.
-- **Initialisation**: Z = I and w_i = 1/r, as the authors' code does (REFERENCE-CODE.md; the paper
+- **Initialisation**: Z = I and w_i = 1/r, as the authors' code does (github.com/sckangz/AAAI17; the paper
   says "random matrix Z"; ``init="random"`` draws Z's columns uniformly from the simplex with
   ``random_state``). w = 1/r is Algorithm 2's start; it is not feasible for sum sqrt(w) = 1, so the
   first Z-step sees K_w = mean kernel and J is recorded from the first (feasible) w-step on.
