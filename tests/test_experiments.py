@@ -95,7 +95,7 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
 
 def test_quick_odmc_overlay_runs_the_paper_protocol_on_part_of_its_sets():
     """workflow/configs/paper_odmc_quick.yaml, merged into paper.yaml as Snakemake merges two
-    --configfile files: the same runs (paths and parameters) as the paper configuration's, on six sets."""
+    --configfile files: the same runs (paths and parameters) as the paper configuration's, on five sets."""
     from snakemake.utils import update_config
 
     repo = Path(__file__).resolve().parents[1]
@@ -103,13 +103,13 @@ def test_quick_odmc_overlay_runs_the_paper_protocol_on_part_of_its_sets():
     merged = copy.deepcopy(full)
     update_config(merged, yaml.safe_load((repo / "workflow/configs/paper_odmc_quick.yaml").read_text()))
     quick, whole = plan(merged), plan(full)
-    sets = {"echocardiogram", "hepatitis", "colic", "house", "heart", "credit-a"}
+    sets = {"echocardiogram", "hepatitis", "colic", "house", "heart"}
     for exp in ("odmc_table2", "odmc_table2_baselines"):
         runs = quick.runs_of(exp)
         assert {r.dataset for r in runs} == sets
         assert set(runs) == {r for r in whole.runs_of(exp) if r.dataset in sets}
         assert {r.algorithm for r in runs} == {r.algorithm for r in whole.runs_of(exp)}
-    assert merged["experiments"]["odmc_table2"]["figures"]["figure2"]["datasets"] == ["heart", "credit-a"]
+    assert merged["experiments"]["odmc_table2"]["figures"]["figure2"]["datasets"] == ["heart"]
     assert merged["experiments"]["odmc_table2"]["tables"] == full["experiments"]["odmc_table2"]["tables"]
     assert quick.runs_of("mkc_table2_baselines") == whole.runs_of("mkc_table2_baselines")
 

@@ -267,3 +267,46 @@ def test_where_accepts_a_list_of_values():
                  "acc": k / 10} for k in range(5)])
     assert sorted(_where(df, {"kernel": [2, 4]})["param.kernel"]) == [2, 4]
     assert len(_where(df, {"kernel": 3})) == 1
+
+
+def test_gap_causes_join_the_most_specific_row_and_name_unexplained_cells(tmp_path):
+    from mkclust.reporting import attach_causes
+    tidy = pd.DataFrame({"dataset": ["A", "A", "B", "B"], "column": ["X", "Y", "X", "Y"], "metric": "acc",
+                         "value": [0.50, 0.70, 0.80, 0.99], "published": [0.60, 0.60, 0.90, 1.00]})
+    tidy["diff"] = tidy["value"] - tidy["published"]
+    tidy = tidy.assign(std=math.nan, n_runs=1, seeds_rule="mean", params_rule="only", oracle=False, chosen="",
+                       flags="", derived="", na_reason="", vs="", p_value=math.nan)
+    causes = pd.DataFrame([
+        ["p", "t", "*", "X", "*", "setting-open", "any X"],
+        ["p", "t", "B", "X", "acc", "data-differs", "B's X"],
+        ["p", "other", "*", "*", "*", "data-differs", "another table"]],
+        columns=["paper", "table", "dataset", "column", "metric", "cause", "evidence"])
+    out = attach_causes(tidy, "p", "t", causes)
+    assert list(out["cause"]) == ["setting-open", "not-yet-explained", "data-differs", ""]   # B Y: 1 point off
+    assert list(out["evidence"]) == ["any X", "", "B's X", ""]
+    write_table(out, str(tmp_path / "t"), "T")
+    md = (tmp_path / "t.md").read_text()
+    assert "3 of 4 with a published value" in md and "*not-yet-explained*" in md and "A Y acc (+0.100)" in md
+
+
+def test_every_gap_cause_names_a_cell_of_a_paper_table():
+    """Each row of causes.tsv names a table of the paper configuration with a reference, one of its
+    columns (or *), a metric it reports (or *) and a data set of its experiment (or *)."""
+    import yaml
+    from pathlib import Path
+    from mkclust.reference import load_causes
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "workflow/configs/paper.yaml").read_text())
+    tables = {}
+    for exp in cfg["experiments"].values():
+        for name, spec in (exp.get("tables") or {}).items():
+            if spec.get("reference"):
+                tables[(exp["paper"], name)] = (spec, set(exp["datasets"]))
+    causes = load_causes()
+    assert len(causes) > 0
+    for r in causes.itertuples():
+        assert (r.paper, r.table) in tables, (r.paper, r.table)
+        spec, datasets = tables[(r.paper, r.table)]
+        assert r.dataset == "*" or r.dataset in set(spec.get("datasets") or datasets), r
+        assert r.column == "*" or r.column in spec["columns"], r
+        assert r.metric == "*" or r.metric in spec["metrics"], r
+        assert r.evidence.strip(), r

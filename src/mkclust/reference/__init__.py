@@ -1,7 +1,12 @@
-"""The papers' published numbers, transcribed once as CSV (one file per paper table).
+"""The papers' published numbers, transcribed once as CSV (one file per paper table), and the causes
+of the gaps between them and ours (``causes.tsv``).
 
-Columns: ``paper, table, dataset, column, metric, value, note``. Values are on [0, 1] (accuracies
-printed in percent are divided by 100); ``metric`` uses mkclust's metric names.
+Columns of a published table: ``paper, table, dataset, column, metric, value, note``. Values are on
+[0, 1] (accuracies printed in percent are divided by 100); ``metric`` uses mkclust's metric names.
+
+``causes.tsv`` names, for cells of our tables (``figures/<paper>/<table>``) that differ from the
+published value by more than 2 points, a cause category (:data:`CAUSES`) and its one-line evidence.
+Its ``dataset``, ``column`` and ``metric`` may be ``*`` (any); the most specific matching row wins.
 """
 
 from __future__ import annotations
@@ -11,11 +16,33 @@ from importlib import resources
 import pandas as pd
 
 COLUMNS = ["paper", "table", "dataset", "column", "metric", "value", "note"]
+CAUSE_COLUMNS = ["paper", "table", "dataset", "column", "metric", "cause", "evidence"]
+#: cause categories of a gap, in the order a reader checks them
+CAUSES = {
+    "data-differs": "our data set differs from the paper's (flagged in the table)",
+    "setting-open": "a setting the paper leaves open; ours is a documented choice",
+    "published-degenerate": "the published value is the trivial one-cluster (or otherwise degenerate) value",
+    "model-prefers-other": "the method's objective prefers another labelling than the true one",
+    "authors-code-differs": "the authors' code runs differently from the paper's text",
+    "not-yet-explained": "no cause found yet",
+}
 
 
 def available() -> list[str]:
     """The reference files, as ``<paper>_<table>`` stems."""
     return sorted(p.name[:-4] for p in resources.files(__name__).iterdir() if p.name.endswith(".csv"))
+
+
+def load_causes() -> pd.DataFrame:
+    """The gap causes (``causes.tsv``); an unknown cause category is a ValueError."""
+    with (resources.files(__name__) / "causes.tsv").open() as fh:
+        df = pd.read_csv(fh, sep="\t", comment="#", dtype=str, keep_default_na=False)
+    if list(df.columns) != CAUSE_COLUMNS:
+        raise ValueError(f"causes.tsv: columns {list(df.columns)}, expected {CAUSE_COLUMNS}")
+    bad = sorted(set(df["cause"]) - set(CAUSES))
+    if bad:
+        raise ValueError(f"causes.tsv: unknown cause categories {bad}; known: {sorted(CAUSES)}")
+    return df
 
 
 def load_reference(paper: str, table: str) -> pd.DataFrame:

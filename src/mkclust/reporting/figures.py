@@ -49,6 +49,7 @@ def _xcol(results: pd.DataFrame, x: str) -> str:
 
 
 TITLE_FONTSIZE = 9  # titles and panel titles (points)
+PANELS_PER_ROW = 5  # sweep figures wrap their per-data-set panels into rows of at most this many
 
 
 def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
@@ -137,8 +138,12 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
     xc = _xcol(df, x)
     datasets = list(dict.fromkeys(df["dataset"]))
     levels = build_table(results, {"metrics": [metric], "columns": spec["levels"]}, datasets)
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.4 * len(datasets), 3.2), squeeze=False)
-    for ax, ds in zip(axes[0], datasets):
+    ncols = min(len(datasets), PANELS_PER_ROW)
+    nrows = -(-len(datasets) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.2 * nrows + 0.3), squeeze=False)
+    for ax in axes.flat[len(datasets):]:
+        ax.set_axis_off()
+    for ax, ds in zip(axes.flat, datasets):
         xs, ticks, mean, std = _curve(df[df["dataset"] == ds], xc, metric)
         ax.errorbar(xs, mean, yerr=std, marker="o", capsize=2, label=spec.get("algorithm", metric))
         if ticks is not None:

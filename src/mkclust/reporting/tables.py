@@ -22,7 +22,7 @@ from scipy import stats
 
 from mkclust._io import atomic_open
 from mkclust._validation import as_list
-from mkclust.reference import load_reference
+from mkclust.reference import CAUSES, load_causes, load_reference
 
 SEED_RULES = ("mean", "best_objective")
 PARAM_RULES = ("only", "mean", "best_param_by_metric")
@@ -211,6 +211,50 @@ def _compare(tidy: pd.DataFrame, series: dict, spec: dict) -> None:
         tidy.loc[i, ["vs", "p_value"]] = paired_outcome(series[refkey], series[key], alpha)
 
 
+#: a cell further than this from its published value gets a cause (``attach_causes``)
+GAP = 0.02
+
+
+def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``tidy`` with ``cause`` and ``evidence`` for every cell more than :data:`GAP` from its
+    published value: the most specific row of ``causes`` (default :func:`load_causes`) for
+    (``paper``, ``table``, dataset, column, metric), ``*`` matching anything; a cell no row names is
+    ``not-yet-explained``. Other cells get empty strings."""
+    causes = load_causes() if causes is None else causes
+    rows = causes[(causes["paper"] == paper) & (causes["table"] == table)]
+    out = tidy.copy()
+    out["cause"], out["evidence"] = "", ""
+    off = out["published"].notna() & (out["diff"].abs() > GAP + 1e-12)
+    for i in out.index[off]:
+        r = out.loc[i]
+        hit = rows[rows["dataset"].isin([r["dataset"], "*"]) & rows["column"].isin([r["column"], "*"])
+                   & rows["metric"].isin([r["metric"], "*"])]
+        if hit.empty:
+            out.loc[i, ["cause", "evidence"]] = ["not-yet-explained", ""]
+            continue
+        specific = (hit[["dataset", "column", "metric"]] != "*").sum(axis=1)
+        best = hit.loc[specific.idxmax()]
+        out.loc[i, ["cause", "evidence"]] = [best["cause"], best["evidence"]]
+    return out
+
+
+def _gaps(tidy: pd.DataFrame) -> list[str]:
+    """Markdown lines: the cells more than GAP from the published value, grouped by cause and
+    evidence, each group with its cells (dataset column metric)."""
+    if "cause" not in tidy.columns:
+        return []
+    off = tidy[tidy["cause"] != ""]
+    if off.empty:
+        return []
+    lines = [f"**Cells more than {GAP * 100:.0f} points from the published value: {len(off)} of "
+             f"{int(tidy['published'].notna().sum())} with a published value.**", ""]
+    for (cause, evidence), g in off.groupby(["cause", "evidence"], sort=False):
+        cells = ", ".join(f"{r.dataset} {r.column} {r.metric} ({r.diff:+.3f})" for r in g.itertuples())
+        lines.append(f"- *{cause}*, {CAUSES[cause]}: {evidence or 'no evidence recorded'} "
+                     f"[{len(g)} cells: {cells}]")
+    return lines + [""]
+
+
 MARKS = {"win": ("•", r"$\bullet$"), "loss": ("∘", r"$\circ$")}
 
 
@@ -254,10 +298,12 @@ def _wide(tidy: pd.DataFrame, tex: bool) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
-def _legend(tidy: pd.DataFrame, title: str) -> str:
+def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
     rules = sorted(set(zip(tidy["seeds_rule"], tidy["params_rule"])))
     text = (f"{title}. Ours: seed rule / parameter rule = "
             + "; ".join(f"{s} / {p}" for s, p in rules) + ".")
+    if note:
+        text += " " + note.strip()
     if tidy["published"].notna().any():
         text += " In parentheses: the published value and our difference from it."
     if tidy["oracle"].any():
@@ -278,15 +324,17 @@ def _legend(tidy: pd.DataFrame, title: str) -> str:
     return text
 
 
-def write_table(tidy: pd.DataFrame, base: str, title: str = "") -> list[str]:
-    """Write ``base.csv`` (tidy), ``base.md`` and ``base.tex`` (wide), each atomically."""
+def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = "") -> list[str]:
+    """Write ``base.csv`` (tidy), ``base.md`` and ``base.tex`` (wide), each atomically; ``legend`` (the
+    table's own note, e.g. each column's search budget) follows the generated legend."""
     paths = [f"{base}.csv", f"{base}.md", f"{base}.tex"]
     with atomic_open(paths[0], "w", encoding="utf-8") as fh:
         tidy.to_csv(fh, index=False)
     header, body = _wide(tidy, tex=False)
     md = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(r) + " |" for r in body]
-    md += ["", _legend(tidy, title) if len(tidy) else "(no runs)", ""]
+    md += ["", _legend(tidy, title, legend) if len(tidy) else "(no runs)", ""]
+    md += _gaps(tidy)
     with atomic_open(paths[1], "w", encoding="utf-8") as fh:
         fh.write("\n".join(md))
     theader, tbody = _wide(tidy, tex=True)
@@ -295,7 +343,7 @@ def write_table(tidy: pd.DataFrame, base: str, title: str = "") -> list[str]:
            r"\begin{tabular}{ll" + "c" * (len(theader) - 2) + "}", r"\hline",
            " & ".join(esc(h) for h in theader) + r" \\", r"\hline"]
     tex += [" & ".join([esc(r[0]), esc(r[1])] + r[2:]) + r" \\" for r in tbody]
-    tex += [r"\hline", r"\end{tabular}", r"\caption{" + esc(_legend(tidy, title) if len(tidy) else title) + "}",
+    tex += [r"\hline", r"\end{tabular}", r"\caption{" + esc(_legend(tidy, title, legend) if len(tidy) else title) + "}",
             r"\end{table}", ""]
     with atomic_open(paths[2], "w", encoding="utf-8") as fh:
         fh.write("\n".join(tex))
