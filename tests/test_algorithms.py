@@ -152,3 +152,54 @@ def test_spectral_sparse_eigensolver_path_agrees_with_dense(monkeypatch, blobs):
     np.testing.assert_allclose(U_s @ U_s.T, U_d @ U_d.T, atol=1e-6)
     est = SpectralClustering(3, random_state=0).fit(W)
     assert metrics.acc(y, est.labels_) == 1.0
+
+
+def test_unnormalized_laplacian_sc_matches_an_independent_eigensolver(monkeypatch, blobs):
+    """laplacian='unnormalized' (the RMKKM authors' SC): the rows of the eigenvectors of the c
+    smallest eigenvalues of D - W scaled to unit length, W's negative entries kept; the same
+    subspace from numpy's eigh and from the eigsh path."""
+    import mkclust.algorithms.spectral as spectral
+
+    X, y = blobs
+    Xc = X - X.mean(0)
+    W = (Xc / np.linalg.norm(Xc, axis=1)[:, None]) @ (Xc / np.linalg.norm(Xc, axis=1)[:, None]).T
+    assert W.min() < -0.5  # a cosine kernel with negative entries, which the authors' SC keeps
+    est = SpectralClustering(3, laplacian="unnormalized", negative="keep", random_state=0).fit(W)
+    L = np.diag(W.sum(1)) - W
+    lam, V = np.linalg.eigh(L)
+    np.testing.assert_allclose(est.eigenvalues_, lam[:3], atol=1e-8)
+    U = V[:, :3]
+    rows = U / np.linalg.norm(U, axis=1)[:, None]
+    # same rows up to an orthogonal transform: equal Gram matrices
+    np.testing.assert_allclose(est.embedding_ @ est.embedding_.T, rows @ rows.T, atol=1e-6)
+    assert metrics.acc(y, est.labels_) == 1.0
+    monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)  # force eigsh on s I - L
+    U_s, lam_s = spectral.unnormalized_laplacian_embedding(W, 3, random_state=0)
+    np.testing.assert_allclose(lam_s, lam[:3], atol=1e-6)
+    np.testing.assert_allclose(U_s @ U_s.T, U @ U.T, atol=1e-5)
+
+
+def test_unnormalized_laplacian_options_are_checked():
+    W = np.array([[1.0, -0.5], [-0.5, 1.0]])
+    with pytest.raises(ValueError, match="unnormalized"):
+        SpectralClustering(2, negative="keep").fit(W)
+    with pytest.raises(ValueError, match="laplacian"):
+        SpectralClustering(2, laplacian="sym").fit(np.eye(3))
+    with pytest.raises(ValueError, match="negative"):
+        SpectralClustering(2, laplacian="unnormalized").fit(W)  # 'error' stays the default
+
+
+def test_leading_eigenvectors_of_a_spectrum_clustered_at_one_value():
+    """LAPACK's subset eigensolvers returned no pairs for 2 I + 1e-17 (n = 878, the unnormalised
+    Laplacian of a near-identity Gaussian kernel); the helper falls back to the full solver."""
+    from mkclust.algorithms.base import leading_eigenvectors
+
+    n = 878
+    A = 2.0 * np.eye(n) + 1e-17 * np.ones((n, n))
+    lam, vec = leading_eigenvectors(lambda v: A @ v, n, 10, dense=lambda: A, dense_limit=4000)
+    assert lam.shape == (10,) and vec.shape == (n, 10)
+    np.testing.assert_allclose(lam, 2.0, atol=1e-12)
+    np.testing.assert_allclose(vec.T @ vec, np.eye(10), atol=1e-10)
+    W = np.eye(60) + 1e-90  # near-identity affinity: every sample its own component
+    est = SpectralClustering(3, laplacian="unnormalized", random_state=0).fit(W)
+    assert est.labels_.shape == (60,) and len(np.unique(est.labels_)) == 3

@@ -12,7 +12,11 @@ without finishing on a near-identity Gaussian kernel (RMKKM's t0 = 0.01 on ``dig
 that is disconnected), and that kernel is part of every 12-kernel table.
 
 - :class:`SpectralClustering` (SC; Ng, Jordan, Weiss 2002): k-means on the rows of U scaled to
-  unit length.
+  unit length. ``laplacian="unnormalized"`` is the variant of the RMKKM authors' public code
+  (github.com/csliangdu/RMKKM, ``SC/SC.m``), whose numbers the RMKKM and SCMK papers print for SC:
+  the eigenvectors of the c smallest eigenvalues of the unnormalised Laplacian L = D - W
+  (D = diag of W's row sums; W's diagonal cancels in L), rows scaled to unit length, with W's
+  negative entries kept (``negative="keep"``, allowed with this Laplacian only).
 - :class:`NormalizedCut` (NC; Shi and Malik 2000, random-walk normalisation): k-means on the rows
   of D^-1/2 U, the generalised eigenvectors of (D - W) v = lambda D v, i.e. the eigenvectors of the
   random-walk Laplacian I - D^-1 W.
@@ -56,6 +60,21 @@ def normalized_affinity_embedding(W: np.ndarray, n_components: int, random_state
     return U, dinv, lam
 
 
+def unnormalized_laplacian_embedding(W: np.ndarray, n_components: int, random_state=None):
+    """Return (U, eigenvalues): the eigenvectors of the ``n_components`` smallest eigenvalues of
+    L = D - W, D = diag(W 1) (ascending). Dense ``eigh`` up to ``DENSE_LIMIT`` samples; above, the
+    leading eigenvectors of s I - L with s a Gershgorin bound on L's spectrum (same vectors)."""
+    n = W.shape[0]
+    L = np.diag(W.sum(axis=1)) - W
+    L = 0.5 * (L + L.T)
+    s = float(np.abs(L).sum(axis=1).max())
+    v0 = None if n <= DENSE_LIMIT or n_components >= n - 1 else check_random_state(random_state).uniform(-1, 1, n)
+    lam, U = leading_eigenvectors(lambda v: s * v - L @ v, n, n_components,
+                                  dense=lambda: s * np.eye(n) - L, dense_limit=DENSE_LIMIT, v0=v0)
+    s_ = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])])
+    return U * np.where(s_ == 0, 1.0, s_)[None, :], s - lam
+
+
 class _SpectralBase(BaseClusterer):
     def __init__(self, n_clusters=8, n_init=10, negative="error", random_state=None):
         self.n_clusters = n_clusters
@@ -66,13 +85,17 @@ class _SpectralBase(BaseClusterer):
     def _rows(self, U, dinv):
         raise NotImplementedError
 
+    def _embed(self, K, rng):
+        W = check_affinity(K, self.negative)
+        return normalized_affinity_embedding(W, self.n_clusters, rng)
+
     def fit(self, K, y=None):
-        W = check_affinity(self._validate_kernel(K), self.negative)
+        K = self._validate_kernel(K)
         rng = check_random_state(self.random_state)
         t0 = time.perf_counter()
-        U, dinv, lam = normalized_affinity_embedding(W, self.n_clusters, rng)
-        log.info("%s: %d leading eigenvectors of n=%d in %.3f s; eigenvalues %s", type(self).__name__,
-                 self.n_clusters, W.shape[0], time.perf_counter() - t0, np.round(lam, 6).tolist())
+        U, dinv, lam = self._embed(K, rng)
+        log.info("%s: %d eigenvectors of n=%d in %.3f s; eigenvalues %s", type(self).__name__,
+                 self.n_clusters, K.shape[0], time.perf_counter() - t0, np.round(lam, 6).tolist())
         self.eigenvalues_ = lam
         self.embedding_ = self._rows(U, dinv)
         km = KMeans(n_clusters=self.n_clusters, n_init=self.n_init, random_state=rng).fit(self.embedding_)
@@ -86,10 +109,34 @@ class SpectralClustering(_SpectralBase):
     """Ng-Jordan-Weiss spectral clustering on a precomputed affinity (SC).
 
     Parameters: n_clusters; n_init (k-means restarts on the embedding); negative ("error" or
-    "clip": what to do with negative affinities); random_state.
-    Attributes: labels_, embedding_ (row-normalised U), eigenvalues_ (of D^-1/2 W D^-1/2),
-    objective_ (k-means inertia on the embedding), n_iter_.
+    "clip": what to do with negative affinities; "keep" with ``laplacian="unnormalized"``);
+    laplacian ("normalized", the default: Ng, Jordan, Weiss; "unnormalized": L = D - W as the
+    RMKKM authors' code, see the module docstring); random_state.
+    Attributes: labels_, embedding_ (row-normalised U), eigenvalues_ (of D^-1/2 W D^-1/2,
+    descending; of L, ascending, for the unnormalised Laplacian), objective_ (k-means inertia on
+    the embedding), n_iter_.
     """
+
+    LAPLACIANS = ("normalized", "unnormalized")
+
+    def __init__(self, n_clusters=8, n_init=10, negative="error", laplacian="normalized", random_state=None):
+        super().__init__(n_clusters=n_clusters, n_init=n_init, negative=negative, random_state=random_state)
+        self.laplacian = laplacian
+
+    def _embed(self, K, rng):
+        if self.laplacian not in self.LAPLACIANS:
+            raise ValueError(f"laplacian must be one of {self.LAPLACIANS}, got {self.laplacian!r}")
+        if self.laplacian == "normalized":
+            if self.negative == "keep":
+                raise ValueError("negative='keep' needs laplacian='unnormalized' (the normalised "
+                                 "Laplacian needs non-negative degrees)")
+            return super()._embed(K, rng)
+        if self.negative == "keep":
+            W = np.asarray(K, dtype=np.float64)
+        else:
+            W = check_affinity(K, self.negative)
+        U, lam = unnormalized_laplacian_embedding(W, self.n_clusters, rng)
+        return U, None, lam
 
     def _rows(self, U, dinv):
         norms = np.linalg.norm(U, axis=1)
