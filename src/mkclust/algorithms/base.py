@@ -163,11 +163,15 @@ def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: i
     return lam[order], vec[:, order]
 
 
-def check_affinity(W: np.ndarray, negative: str) -> np.ndarray:
+def check_affinity(W: np.ndarray, negative: str, allow_keep: bool = False) -> np.ndarray:
     """An affinity matrix for spectral methods must be non-negative. ``negative="error"`` raises on
-    negative entries (beyond rounding), ``"clip"`` sets them to 0."""
+    negative entries (beyond rounding), ``"clip"`` sets them to 0; ``"keep"`` keeps them, where the
+    caller's embedding allows them (``allow_keep``: the unnormalised Laplacian)."""
+    if allow_keep and negative == "keep":
+        return W
     if negative not in ("error", "clip"):
-        raise ValueError(f"negative must be 'error' or 'clip', got {negative!r}")
+        allowed = "'error', 'clip' or 'keep'" if allow_keep else "'error' or 'clip'"
+        raise ValueError(f"negative must be {allowed}, got {negative!r}")
     mn, mx = W.min(), np.abs(W).max()
     if mn < -1e-12 * max(mx, 1e-300):
         if negative == "error":

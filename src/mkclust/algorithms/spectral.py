@@ -54,10 +54,13 @@ def normalized_affinity_embedding(W: np.ndarray, n_components: int, random_state
     M = 0.5 * (M + M.T)
     v0 = None if n <= DENSE_LIMIT or n_components >= n - 1 else check_random_state(random_state).uniform(-1, 1, n)
     lam, U = leading_eigenvectors(lambda v: M @ v, n, n_components, dense=lambda: M, dense_limit=DENSE_LIMIT, v0=v0)
-    # deterministic signs: the largest-magnitude entry of each column is positive
+    return _fixed_signs(U), dinv, lam
+
+
+def _fixed_signs(U: np.ndarray) -> np.ndarray:
+    """Deterministic signs: the largest-magnitude entry of each column made positive."""
     s = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])])
-    U = U * np.where(s == 0, 1.0, s)[None, :]
-    return U, dinv, lam
+    return U * np.where(s == 0, 1.0, s)[None, :]
 
 
 def unnormalized_laplacian_embedding(W: np.ndarray, n_components: int, random_state=None):
@@ -71,8 +74,7 @@ def unnormalized_laplacian_embedding(W: np.ndarray, n_components: int, random_st
     v0 = None if n <= DENSE_LIMIT or n_components >= n - 1 else check_random_state(random_state).uniform(-1, 1, n)
     lam, U = leading_eigenvectors(lambda v: s * v - L @ v, n, n_components,
                                   dense=lambda: s * np.eye(n) - L, dense_limit=DENSE_LIMIT, v0=v0)
-    s_ = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])])
-    return U * np.where(s_ == 0, 1.0, s_)[None, :], s - lam
+    return _fixed_signs(U), s - lam
 
 
 class _SpectralBase(BaseClusterer):
@@ -131,11 +133,8 @@ class SpectralClustering(_SpectralBase):
                 raise ValueError("negative='keep' needs laplacian='unnormalized' (the normalised "
                                  "Laplacian needs non-negative degrees)")
             return super()._embed(K, rng)
-        if self.negative == "keep":
-            W = np.asarray(K, dtype=np.float64)
-        else:
-            W = check_affinity(K, self.negative)
-        U, lam = unnormalized_laplacian_embedding(W, self.n_clusters, rng)
+        U, lam = unnormalized_laplacian_embedding(check_affinity(K, self.negative, allow_keep=True),
+                                                  self.n_clusters, rng)
         return U, None, lam
 
     def _rows(self, U, dinv):

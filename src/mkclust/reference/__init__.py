@@ -6,7 +6,9 @@ Columns of a published table: ``paper, table, dataset, column, metric, value, no
 
 ``causes.tsv`` names, for cells of our tables (``figures/<paper>/<table>``) that differ from the
 published value by more than 2 points, a cause category (:data:`CAUSES`) and its one-line evidence.
-Its ``dataset``, ``column`` and ``metric`` may be ``*`` (any); the most specific matching row wins.
+Its ``table``, ``dataset`` and ``column`` may list several values separated by commas (the row names
+every combination; :func:`load_causes` returns one row per combination), its ``dataset``,
+``column`` and ``metric`` may be ``*`` (any); the most specific matching row wins.
 """
 
 from __future__ import annotations
@@ -33,8 +35,13 @@ def available() -> list[str]:
     return sorted(p.name[:-4] for p in resources.files(__name__).iterdir() if p.name.endswith(".csv"))
 
 
+#: fields of causes.tsv that may list several values, separated by commas
+CAUSE_LISTS = ("table", "dataset", "column")
+
+
 def load_causes() -> pd.DataFrame:
-    """The gap causes (``causes.tsv``); an unknown cause category is a ValueError."""
+    """The gap causes (``causes.tsv``), one row per (table, dataset, column) its lists name; an
+    unknown cause category is a ValueError."""
     with (resources.files(__name__) / "causes.tsv").open() as fh:
         df = pd.read_csv(fh, sep="\t", comment="#", dtype=str, keep_default_na=False)
     if list(df.columns) != CAUSE_COLUMNS:
@@ -42,7 +49,9 @@ def load_causes() -> pd.DataFrame:
     bad = sorted(set(df["cause"]) - set(CAUSES))
     if bad:
         raise ValueError(f"causes.tsv: unknown cause categories {bad}; known: {sorted(CAUSES)}")
-    return df
+    for field in CAUSE_LISTS:
+        df = df.assign(**{field: df[field].str.split(",")}).explode(field)
+    return df.reset_index(drop=True)
 
 
 def load_reference(paper: str, table: str) -> pd.DataFrame:

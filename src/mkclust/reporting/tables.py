@@ -333,7 +333,8 @@ def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = ""
     header, body = _wide(tidy, tex=False)
     md = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(r) + " |" for r in body]
-    md += ["", _legend(tidy, title, legend) if len(tidy) else "(no runs)", ""]
+    caption = _legend(tidy, title, legend) if len(tidy) else ""
+    md += ["", caption or "(no runs)", ""]
     md += _gaps(tidy)
     with atomic_open(paths[1], "w", encoding="utf-8") as fh:
         fh.write("\n".join(md))
@@ -343,7 +344,7 @@ def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = ""
            r"\begin{tabular}{ll" + "c" * (len(theader) - 2) + "}", r"\hline",
            " & ".join(esc(h) for h in theader) + r" \\", r"\hline"]
     tex += [" & ".join([esc(r[0]), esc(r[1])] + r[2:]) + r" \\" for r in tbody]
-    tex += [r"\hline", r"\end{tabular}", r"\caption{" + esc(_legend(tidy, title, legend) if len(tidy) else title) + "}",
+    tex += [r"\hline", r"\end{tabular}", r"\caption{" + esc(caption or title) + "}",
             r"\end{table}", ""]
     with atomic_open(paths[2], "w", encoding="utf-8") as fh:
         fh.write("\n".join(tex))
