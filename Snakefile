@@ -18,6 +18,7 @@ if not workflow.overwrite_configfiles:
 validate(config, str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
 
 from mkclust.experiments import ConfigError, plan
+from mkclust._captions import figure_caption, paper_name, table_caption, verdict_caption
 import mkclust.resources as RES
 
 try:
@@ -42,13 +43,17 @@ wildcard_constraints:
 
 # Under a cluster executor these run where snakemake runs instead of waiting in the queue: datasets
 # may download (compute nodes often have no network), the others read small text files for seconds.
-localrules: dataset, aggregate, table, figure
+localrules: dataset, aggregate, table, figure, verdict, run_summary
+
+# snakemake --report report.html: this landing page, then one category per paper (verdict, tables, figures)
+report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/kernels.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -56,4 +61,6 @@ rule all:
         PLAN.results_targets(),
         PLAN.table_targets(),
         PLAN.figure_targets(),
+        PLAN.verdict_targets(),
+        PLAN.summary_targets(),
     default_target: True

@@ -35,7 +35,8 @@ def local_tiny_run(tmp_path_factory) -> tuple[Path, Path]:
     """Run the tiny configuration locally; returns its folder and a copy of its tables (csv, md, tex)
     taken at once, before any test changes the folder."""
     wd = new_workdir(tmp_path_factory, "wf")
-    smk(wd)
+    p = smk(wd)
+    (wd / "run.stderr").write_text(p.stderr)   # what a person sees on the console
     tables = tmp_path_factory.mktemp("wf_tables")
     for f in (wd / "figures").rglob("*"):
         if f.suffix in (".csv", ".md", ".tex"):

@@ -225,3 +225,50 @@ def test_mirrored_dataset_through_the_workflow_with_its_flag(tmp_path_factory):
     assert not (wd / "data/raw").exists()
     log = (wd / "data/logs/dataset/echocardiogram.log").read_text()
     assert "differs from the paper: n=69 (odmc: 62)" in log
+
+
+def _report_entries(html: str) -> tuple[dict, dict]:
+    """The results (path -> entry with its caption) and categories of a Snakemake report."""
+    start = html.index('results = {"')
+    results = json.loads(html[start + len("results = "): html.index("\n", start)].rstrip().rstrip(";"))
+    start = html.index('categories = {"')
+    categories = json.loads(html[start + len("categories = "): html.index("\n", start)].rstrip().rstrip(";"))
+    return results, categories
+
+
+def test_report_holds_every_table_and_figure_with_a_caption(done, tmp_path):
+    out = tmp_path / "report.html"
+    smk(done, "--report", str(out), cores=None)
+    results, categories = _report_entries(out.read_text())
+    figs = done / "figures"
+    tables = sorted(str(p.relative_to(done).with_suffix(".html")) for p in figs.rglob("*.tex"))
+    figures = sorted(str(p.relative_to(done).with_suffix(".png")) for p in figs.rglob("*.pdf"))
+    assert tables and figures
+    for path in tables + figures + ["figures/tinypaper/verdict.html", "figures/tinypaper/verdict.png",
+                                    "figures/run_summary.html"]:
+        assert path in results, path
+        assert len(results[path]["caption"]) > 40, path   # a caption, not an empty paragraph
+    t2 = results["figures/tinypaper/table2.html"]["caption"]
+    assert "tiny table" in t2 and "NC: mean over seeds, the best parameter set" in t2 and "oracle" in t2
+    assert sorted(categories["tinypaper"]["Tables"]) == tables
+    assert sorted(categories["tinypaper"]["Figures"]) == figures
+    assert set(categories["tinypaper"]["Verdict"]) == {"figures/tinypaper/verdict.html", "figures/tinypaper/verdict.png"}
+    assert categories["Run"]
+    # the landing page includes the run summary: the commit line and every experiment
+    assert "Total fit CPU time" in out.read_text() or "Total fit CPU time" in results["figures/run_summary.html"]["caption"]
+
+
+def test_verdict_pages_and_a_readable_console(done):
+    v = pd.read_csv(done / "figures/tinypaper/verdict.csv")
+    assert list(v["claim"]) == [c["claim"] for e in yaml.safe_load((done / "config.yaml").read_text())["experiments"].values()
+                                for c in e.get("claims", [])]
+    assert set(v["status"]) <= {"holds", "does not hold", "not evaluated"}
+    assert (v["cases"] > 0).all()
+    md = (done / "figures/tinypaper/verdict.md").read_text()
+    assert "claims hold on our runs" in md and "Cells more than 2 points" in md
+    assert (done / "figures/tinypaper/verdict.png").read_bytes()[:4] == b"\x89PNG"
+    summary = json.loads((done / "figures/run_summary.json").read_text())
+    assert summary["runs"] == sum(len(pd.read_csv(p)) for p in (done / "data/results").glob("*.csv"))
+    assert summary["versions"]["numpy"] == np.__version__
+    err = (done / "run.stderr").read_text()
+    assert err and not [line for line in err.splitlines() if " DEBUG " in line]

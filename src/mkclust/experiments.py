@@ -33,7 +33,7 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from mkclust import metrics as _metrics
-from mkclust._validation import as_list
+from mkclust._validation import as_list, claim_kind
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.algorithms.base import NotFinished
 from mkclust.datasets import REGISTRY as DATASETS
@@ -169,7 +169,7 @@ class Plan:
                 for exp, outs in self.outputs.items() for name in outs[kind] for ext in exts]
 
     def table_targets(self) -> list[str]:
-        return self._targets("tables", ("csv", "md", "tex"))
+        return self._targets("tables", ("csv", "md", "tex", "html"))
 
     def figure_targets(self) -> list[str]:
         return self._targets("figures", ("png", "pdf"))
@@ -187,6 +187,35 @@ class Plan:
 
     def results_targets(self) -> list[str]:
         return [self.results_path(e) for e in self.config.get("experiments", {})]
+
+    def experiments_of(self, paper: str) -> list[str]:
+        return [e for e, spec in self.config.get("experiments", {}).items() if spec["paper"] == paper]
+
+    def claims(self, paper: str) -> list[dict]:
+        """The headline claims of one paper, from its experiments' ``claims:`` in order."""
+        return [{**c, "sources": self.sources(e)} for e in self.experiments_of(paper)
+                for c in self.config["experiments"][e].get("claims") or []]
+
+    def verdict_papers(self) -> list[str]:
+        """The papers with at least one claim: each gets a verdict page."""
+        papers = dict.fromkeys(e["paper"] for e in self.config.get("experiments", {}).values())
+        return [p for p in papers if self.claims(p)]
+
+    def paper_tables(self, paper: str) -> dict[str, str]:
+        """table name -> its tidy CSV, for every table of the paper's experiments."""
+        return {name: f"{self.figures_dir}/{paper}/{name}.csv"
+                for e in self.experiments_of(paper) for name in self.outputs[e]["tables"]}
+
+    def paper_results(self, paper: str) -> list[str]:
+        """The results tables the paper's experiments read (their own and those they reuse)."""
+        return list(dict.fromkeys(p for e in self.experiments_of(paper) for p in self.source_results(e)))
+
+    def verdict_targets(self) -> list[str]:
+        return [f"{self.figures_dir}/{p}/verdict.{ext}" for p in self.verdict_papers()
+                for ext in ("csv", "md", "html", "png")]
+
+    def summary_targets(self) -> list[str]:
+        return [f"{self.figures_dir}/run_summary.{ext}" for ext in ("json", "rst", "html")]
 
 
 #: parameters the runner consumes (not passed to the estimator), and the input kinds that take them:
@@ -293,6 +322,7 @@ def plan(config: dict) -> Plan:
             p.runs += _algorithm_runs(p, exp, e, label, a or {})
         p.outputs[exp] = {"tables": dict(e.get("tables") or {}), "figures": dict(e.get("figures") or {})}
     _check_outputs(p)
+    _check_claims(p)
     seen: set[tuple] = set()
     for r in p.runs:
         if (r.group, r.param_id, r.seed) in seen:
@@ -386,6 +416,8 @@ def _check_outputs(p: Plan) -> None:
                     raise ConfigError(f"{where}: {e['paper']}/{name} is also a {kind[:-1]} of {owners[key]}; "
                                       "names must be unique within a paper")
                 owners[key] = f"experiments.{exp}"
+                if name == "verdict":
+                    raise ConfigError(f"{where}: the name 'verdict' is reserved for the paper's verdict page")
                 spec = spec or {}
                 cols = [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]
                 named = [a for col in cols for a in as_list(col.get("algorithm", ""))]
@@ -396,6 +428,28 @@ def _check_outputs(p: Plan) -> None:
                 extra = sorted(set(spec.get("datasets") or []) - set(e["datasets"]))
                 if extra:
                     raise ConfigError(f"{where}: datasets {extra} are not datasets of experiments.{exp}")
+
+
+def _check_claims(p: Plan) -> None:
+    """Every claim names one kind (:mod:`mkclust.reporting.verdicts`), a table of its paper and
+    algorithms of its paper's experiments, so a typo stops the plan instead of the verdict job."""
+    for exp, e in p.config.get("experiments", {}).items():
+        tables = {name for x in p.experiments_of(e["paper"]) for name in p.outputs[x]["tables"]}
+        algs = {a for x in p.experiments_of(e["paper"]) for s in p.sources(x)
+                for a in p.config["experiments"][s]["algorithms"]}
+        for i, c in enumerate(e.get("claims") or []):
+            where = f"experiments.{exp}.claims[{i}] ({c.get('claim', '')!r})"
+            try:
+                kind = claim_kind(c)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            if kind in ("above", "close", "wins", "sweep") and c.get("table") not in tables:
+                raise ConfigError(f"{where}: table {c.get('table')!r} is not a table of paper {e['paper']} "
+                                  f"({', '.join(sorted(tables)) or 'none'})")
+            if kind in ("slope", "below", "sweep"):
+                for a in as_list(c[kind].get("algorithm", "")):
+                    if a not in algs:
+                        raise ConfigError(f"{where}: algorithm {a!r} is not one of paper {e['paper']}'s ({sorted(algs)})")
 
 
 #: bank-spec keys that are arguments of :func:`mkclust.kernels.build_bank`, not options of the bank

@@ -1,4 +1,5 @@
-# Stage 5: results -> figures/<paper>/<table>.{csv,md,tex} and figures/<paper>/<figure>.{png,pdf}
+# Stage 5: results -> figures/<paper>/<table>.{csv,md,tex,html} and figures/<paper>/<figure>.{png,pdf}
+# The .html table and the .png figure are the Snakemake report's entries, under their paper's category.
 # An experiment's outputs read its own results and those of the experiments it reuses.
 
 
@@ -10,14 +11,19 @@ def output_spec(kind, wc):
 
 
 rule table:
+    wildcard_constraints:
+        name=r"(?!verdict\.)[^/]+",   # figures/<paper>/verdict.* is rule verdict's
     input:
         lambda wc: PLAN.source_results(output_spec("tables", wc)[0]),
     output:
         csv=f"{FIGS}/{{paper}}/{{name}}.csv",
         md=f"{FIGS}/{{paper}}/{{name}}.md",
         tex=f"{FIGS}/{{paper}}/{{name}}.tex",
+        html=report(f"{FIGS}/{{paper}}/{{name}}.html", caption="../report/table.rst",
+                    category=lambda wc: paper_name(wc.paper), subcategory="Tables", labels={"table": "{name}"}),
     params:
         spec=lambda wc: output_spec("tables", wc)[1],
+        caption=lambda wc: table_caption(wc.name, output_spec("tables", wc)[1]),
         datasets=lambda wc: config["experiments"][output_spec("tables", wc)[0]]["datasets"],
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
@@ -31,13 +37,17 @@ rule table:
 
 
 rule figure:
+    wildcard_constraints:
+        name=r"(?!verdict\.)[^/]+",   # figures/<paper>/verdict.* is rule verdict's
     input:
         lambda wc: PLAN.source_results(output_spec("figures", wc)[0]),
     output:
-        png=f"{FIGS}/{{paper}}/{{name}}.png",
+        png=report(f"{FIGS}/{{paper}}/{{name}}.png", caption="../report/figure.rst",
+                   category=lambda wc: paper_name(wc.paper), subcategory="Figures", labels={"figure": "{name}"}),
         pdf=f"{FIGS}/{{paper}}/{{name}}.pdf",
     params:
         spec=lambda wc: output_spec("figures", wc)[1],
+        caption=lambda wc: figure_caption(wc.name, output_spec("figures", wc)[1]),
         datasets=lambda wc: config["experiments"][output_spec("figures", wc)[0]]["datasets"],
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),

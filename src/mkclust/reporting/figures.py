@@ -5,7 +5,10 @@
   (e.g. ``diag.seconds_per_iteration``), ``logy: true`` for a log axis, ``ylabel`` to name it.
 - ``sweep``: a metric against one parameter of one algorithm (mean over seeds, std as error bars),
   one line per dataset; ``x: kernel`` uses the kernel names of the bank as tick labels. With
-  ``levels`` (table columns), one panel per dataset with those columns' values as dashed lines.
+  ``levels`` (table columns), one panel per dataset with those columns' values as dashed lines; with
+  ``reference`` {paper, table}, the published values of the same columns as dotted lines, and
+  ``published`` {column, x} draws the swept method's published value as a star at the x the paper
+  used (RMKKM's Figure 1: RMKKM at gamma 0.3).
 - ``timing``: fit time (``fit_seconds`` or ``cpu_seconds``, or any numeric column such as a
   ``diag.*`` diagnostic) against ``n`` or a parameter, median over repeats with min-max bars, one
   line per algorithm (``time: {label: column}``: one line per algorithm and column); ``loglog:
@@ -37,6 +40,7 @@ import pandas as pd  # noqa: E402
 
 from mkclust._io import atomic_path  # noqa: E402
 from mkclust._validation import as_list  # noqa: E402
+from mkclust.reference import load_reference  # noqa: E402
 from mkclust.reporting.tables import _where, build_table  # noqa: E402
 
 
@@ -137,7 +141,15 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
     df = _selected(results, spec)
     xc = _xcol(df, x)
     datasets = list(dict.fromkeys(df["dataset"]))
-    levels = build_table(results, {"metrics": [metric], "columns": spec["levels"]}, datasets)
+    levels = build_table(results, {"metrics": [metric], "columns": spec["levels"],
+                                   "reference": spec.get("reference")}, datasets)
+    star = spec.get("published") or {}   # the swept method's published value, at the x the paper used
+    if star and spec.get("reference"):
+        r = spec["reference"]
+        ref = load_reference(r["paper"], r["table"])
+        star_values = ref[(ref["column"] == star["column"]) & (ref["metric"] == metric)].set_index("dataset")["value"]
+    else:
+        star_values = pd.Series(dtype=float)
     ncols = min(len(datasets), PANELS_PER_ROW)
     nrows = -(-len(datasets) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.2 * nrows + 0.3), squeeze=False)
@@ -150,6 +162,11 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
             ax.set_xticks(xs, ticks)
         for k, (_, lv) in enumerate(levels[levels["dataset"] == ds].iterrows()):
             ax.axhline(lv["value"], ls="--", color=f"C{k + 1}", label=lv["column"])
+            if not math.isnan(lv["published"]):   # the paper's printed value of the same column
+                ax.axhline(lv["published"], ls=":", lw=1.5, color=f"C{k + 1}", label=f"{lv['column']} published")
+        if ds in star_values.index:
+            ax.plot([float(star["x"])], [star_values[ds]], "k*", markersize=10,
+                    label=f"{star['column']} published ({spec['x']} = {star['x']:g})")
         ax.set_xlabel(spec.get("xlabel", x))
         ax.set_ylabel(metric)
         ax.set_title(ds, fontsize=TITLE_FONTSIZE)
@@ -294,10 +311,10 @@ def make_figure(results: pd.DataFrame, spec: dict) -> plt.Figure:
     return FIGURE_KINDS[kind](results, spec)
 
 
-def save_figure(fig: plt.Figure, base: str) -> list[str]:
-    """Write ``base.png`` and ``base.pdf`` atomically and close the figure."""
+def save_figure(fig: plt.Figure, base: str, formats: tuple[str, ...] = ("png", "pdf")) -> list[str]:
+    """Write ``base.png`` and ``base.pdf`` (or ``formats``) atomically and close the figure."""
     paths = []
-    for ext in ("png", "pdf"):
+    for ext in formats:
         with atomic_path(f"{base}.{ext}") as tmp:
             fig.savefig(tmp, format=ext, dpi=150)
         paths.append(f"{base}.{ext}")

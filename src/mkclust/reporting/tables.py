@@ -14,6 +14,7 @@ A cell (dataset x column x metric) is reduced in two explicit steps:
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -325,9 +326,11 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
 
 
 def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = "") -> list[str]:
-    """Write ``base.csv`` (tidy), ``base.md`` and ``base.tex`` (wide), each atomically; ``legend`` (the
-    table's own note, e.g. each column's search budget) follows the generated legend."""
-    paths = [f"{base}.csv", f"{base}.md", f"{base}.tex"]
+    """Write ``base.csv`` (tidy), ``base.md``, ``base.tex`` and ``base.html`` (wide), each atomically;
+    ``legend`` (the table's own note, e.g. each column's search budget) follows the generated legend."""
+    from mkclust.reporting.pages import html_page, html_table, write_text
+
+    paths = [f"{base}.csv", f"{base}.md", f"{base}.tex", f"{base}.html"]
     with atomic_open(paths[0], "w", encoding="utf-8") as fh:
         tidy.to_csv(fh, index=False)
     header, body = _wide(tidy, tex=False)
@@ -348,5 +351,7 @@ def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = ""
             r"\end{table}", ""]
     with atomic_open(paths[2], "w", encoding="utf-8") as fh:
         fh.write("\n".join(tex))
+    gaps = [f"<p>{html.escape(line.replace('**', '').replace('*', ''))}</p>" for line in _gaps(tidy) if line]
+    write_text(paths[3], html_page(title, [html_table(header, body, caption=caption or "(no runs)"), *gaps]))
     return paths
 

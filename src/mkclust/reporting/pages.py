@@ -1,0 +1,263 @@
+"""Pages a person reads: a table as HTML (for the Snakemake report), a paper's verdict (markdown,
+HTML, CSV and a figure) and the run summary (what was run: configuration, data sets and their flags,
+commit, package versions, CPU time). Every file is written atomically."""
+
+from __future__ import annotations
+
+import html
+import json
+import subprocess
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import pandas as pd
+
+from mkclust._io import atomic_open
+from mkclust.reference import CAUSES
+from mkclust.reporting.verdicts import cause_text, gap_counts, gap_lines
+
+STYLE = ("body{font-family:sans-serif;font-size:13px;margin:1em}table{border-collapse:collapse;margin:.5em 0}"
+         "td,th{border:1px solid #bbb;padding:2px 6px;text-align:left;vertical-align:top}"
+         "th{background:#eee}.holds{background:#d9f2d9}.fails{background:#f8d7d7}.na{background:#eee}"
+         "caption{caption-side:bottom;text-align:left;padding-top:.5em;max-width:80em}")
+
+
+def html_table(header: list[str], body: list[list[str]], classes: list[str] | None = None, caption: str = "") -> str:
+    esc = html.escape
+    rows = ["<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>"]
+    for i, r in enumerate(body):
+        cls = f' class="{classes[i]}"' if classes and classes[i] else ""
+        rows.append(f"<tr{cls}>" + "".join(f"<td>{esc(str(c))}</td>" for c in r) + "</tr>")
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return f"<table>{cap}{''.join(rows)}</table>"
+
+
+def html_page(title: str, parts: list[str]) -> str:
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{STYLE}</style></head><body><h3>{html.escape(title)}</h3>{''.join(parts)}</body></html>\n")
+
+
+def write_text(path: str | Path, text: str) -> None:
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+# ------------------------------------------------------------------------------------------------
+# verdict
+# ------------------------------------------------------------------------------------------------
+
+VERDICT_HEADER = ["claim", "tested as", "verdict", "ours", "published values"]
+
+
+def _verdict_rows(verdicts: pd.DataFrame) -> list[list[str]]:
+    return [[r.claim + (" †" if r.oracle else ""), r.form, r.status, r.numbers, r.published or "–"]
+            for r in verdicts.itertuples()]
+
+
+def verdict_markdown(paper: str, title: str, verdicts: pd.DataFrame, tables: dict) -> str:
+    held = int((verdicts["holds"] == True).sum())  # noqa: E712  (None: not evaluated)
+    lines = [f"# {title}", "",
+             f"**{held} of {len(verdicts)} claims hold on our runs.**", "",
+             "| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in _verdict_rows(verdicts)]
+    lines += ["", LEGEND, ""]
+    counts = gap_counts(tables)
+    lines += ["## Cells more than 2 points from the published value, by cause", ""]
+    if counts.empty:
+        lines += ["No table of this paper has published values in this configuration.", ""]
+    for name, tidy in tables.items():
+        gl = gap_lines(tidy)
+        pub = int(tidy["published"].notna().sum()) if "published" in tidy.columns else 0
+        if not pub:
+            continue
+        lines += [f"### {name}: {sum(int(c.split(':')[0]) for _, _, c in gl)} of {pub} cells with a published value", ""]
+        lines += [f"- **{cause}** ({cause_text(cause)}): {ev} [{cells}]" for cause, ev, cells in gl]
+        lines += [""]
+    return "\n".join(lines)
+
+
+LEGEND = ("Each claim is the paper's, in the form its table or figure tests it; 'ours' evaluates that comparison "
+          "on this run's tables and results, 'published values' the same comparison on the paper's printed "
+          "numbers where it prints them. † a column of the claim was chosen by looking at the true labels "
+          "(an oracle, as the paper does). Cause categories: "
+          + "; ".join(f"{k}: {v}" for k, v in CAUSES.items()) + ".")
+
+
+def verdict_html(title: str, verdicts: pd.DataFrame, tables: dict) -> str:
+    cls = ["holds" if h is True else "fails" if h is False else "na" for h in verdicts["holds"]]
+    parts = [html_table(VERDICT_HEADER, _verdict_rows(verdicts), cls), f"<p>{html.escape(LEGEND)}</p>"]
+    for name, tidy in tables.items():
+        gl = gap_lines(tidy)
+        pub = int(tidy["published"].notna().sum()) if "published" in tidy.columns else 0
+        if not pub:
+            continue
+        parts.append(f"<h4>{html.escape(name)}: cells more than 2 points from the published value</h4>")
+        parts.append(html_table(["cause", "evidence", "cells"],
+                                [[f"{c} ({cause_text(c)})", e, cells] for c, e, cells in gl])
+                     if gl else "<p>none</p>")
+    return html_page(title, parts)
+
+
+def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
+    """Left: each claim's share of cases that hold (green: the claim holds, red: it does not). Right:
+    the cells far from the published values per table, stacked by cause."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mkclust.reporting.figures import _title
+
+    counts = gap_counts(tables)
+    n = max(len(verdicts), 1)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * n + 1.8), gridspec_kw={"width_ratios": [3, 2]})
+    ax = axes[0]
+    for i, r in enumerate(verdicts.itertuples()):
+        share = r.held / r.cases if r.cases else 0.0
+        color = {True: "tab:green", False: "tab:red"}.get(r.holds, "tab:gray")
+        ax.barh(i, 1.0, color=color, alpha=0.15)      # the verdict's colour across the row
+        ax.barh(i, share, color=color)
+        ax.text(0.01, i, f"{r.held}/{r.cases}  {r.status}", va="center", fontsize=7)
+        pub = _share_of(r.published)
+        if pub is not None:   # the same comparison on the published numbers
+            ax.plot([pub], [i], "kD", markersize=5, label="published values" if i == _first_pub(verdicts) else None)
+    ax.set_yticks(range(len(verdicts)), [(c[:60] + "…" if len(c) > 60 else c) + (" †" if o else "")
+                                         for c, o in zip(verdicts["claim"], verdicts["oracle"])], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of cases where the claim's comparison holds")
+    if _first_pub(verdicts) is not None:
+        ax.legend(fontsize=7, loc="lower right")
+    ax = axes[1]
+    if counts.empty:
+        ax.text(0.5, 0.5, "no published values", ha="center", va="center")
+        ax.set_axis_off()
+    else:
+        piv = counts.pivot_table(index="table", columns="cause", values="cells", aggfunc="sum", fill_value=0)
+        left = pd.Series(0.0, index=piv.index)
+        for k, cause in enumerate(piv.columns):
+            ax.barh(range(len(piv)), piv[cause], left=left, label=cause, color=f"C{k}")
+            left += piv[cause]
+        total = counts.groupby("table")["published_cells"].first().reindex(piv.index)
+        ax.set_yticks(range(len(piv)), [f"{t} (of {int(p)})" for t, p in zip(piv.index, total)], fontsize=7)
+        ax.set_xlabel("cells > 2 points from the published value")
+        ax.legend(fontsize=6)
+    _title(fig, title)
+    fig.tight_layout()
+    return fig
+
+
+def _share_of(text) -> float | None:
+    """k / n of a "k of n ..." count, or None."""
+    parts = str(text or "").split()
+    if len(parts) >= 3 and parts[1] == "of" and parts[0].isdigit() and parts[2].isdigit() and int(parts[2]):
+        return int(parts[0]) / int(parts[2])
+    return None
+
+
+def _first_pub(verdicts: pd.DataFrame) -> int | None:
+    return next((i for i, p in enumerate(verdicts["published"]) if _share_of(p) is not None), None)
+
+
+def write_verdict(base: str, paper: str, title: str, verdicts: pd.DataFrame, tables: dict) -> list[str]:
+    """``base.{csv,md,html,png}``: the claims and the gaps of one paper."""
+    from mkclust.reporting.figures import save_figure
+
+    with atomic_open(f"{base}.csv", "w", encoding="utf-8") as fh:
+        verdicts.to_csv(fh, index=False)
+    write_text(f"{base}.md", verdict_markdown(paper, title, verdicts, tables))
+    write_text(f"{base}.html", verdict_html(title, verdicts, tables))
+    fig = verdict_figure(title, verdicts, tables)
+    save_figure(fig, base, formats=("png",))
+    return [f"{base}.{e}" for e in ("csv", "md", "html", "png")]
+
+
+# ------------------------------------------------------------------------------------------------
+# run summary
+# ------------------------------------------------------------------------------------------------
+
+PACKAGES = ("mkclust", "snakemake", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas", "matplotlib")
+
+
+def commit(path: str | Path) -> str:
+    """The checkout's commit (``git describe --always --dirty``), or "unknown" outside git."""
+    try:
+        out = subprocess.run(["git", "-C", str(path), "describe", "--always", "--dirty", "--abbrev=12"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def versions() -> dict:
+    out = {}
+    for p in PACKAGES:
+        try:
+            out[p] = version(p)
+        except PackageNotFoundError:
+            out[p] = "not installed"
+    return out
+
+
+def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path) -> dict:
+    """What was run: per experiment its paper, data sets (with their flags), runs and fit CPU time;
+    the commit, package versions and the date."""
+    exps = []
+    for name, df in results.items():
+        e = config["experiments"][name]
+        flags = {}
+        if len(df):
+            for ds, f in df.groupby("dataset")["dataset_flags"].first().items():
+                flags[ds] = f if isinstance(f, str) else ""
+        ok = df[df["status"].astype(str) != "not_finished"] if "status" in df.columns else df
+        exps.append({"experiment": name, "paper": e["paper"], "datasets": list(e["datasets"]),
+                     "flags": {d: flags.get(d, "") for d in e["datasets"] if flags.get(d)},
+                     "runs": int(len(df)), "not_finished": int(len(df) - len(ok)),
+                     "cpu_seconds": float(pd.to_numeric(df.get("cpu_seconds"), errors="coerce").sum()) if len(df) else 0.0})
+    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit(basedir),
+            "configfiles": list(configfiles), "versions": versions(), "experiments": exps,
+            "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps)}
+
+
+def _hours(s: float) -> str:
+    return f"{s / 3600:.2f} h ({s:.0f} s)"
+
+
+def summary_rows(summary: dict) -> list[list[str]]:
+    return [[e["experiment"], e["paper"], ", ".join(d + (f" [{e['flags'][d]}]" if d in e["flags"] else "")
+                                                   for d in e["datasets"]),
+             str(e["runs"]) + (f" ({e['not_finished']} N/A)" if e["not_finished"] else ""), _hours(e["cpu_seconds"])]
+            for e in summary["experiments"]]
+
+
+SUMMARY_HEADER = ["experiment", "paper", "data sets [flags: differs from the paper's]", "runs", "fit CPU time"]
+
+
+def summary_rst(summary: dict) -> str:
+    """The summary as reStructuredText, for the report's landing page."""
+    def esc(s: str) -> str:
+        return s.replace("*", r"\*").replace("|", r"\|").replace("_", r"\_")
+
+    lines = [f"**Commit** ``{summary['commit']}``, written {summary['date']}; configuration files: "
+             + (", ".join(f"``{c}``" for c in summary["configfiles"]) or "the default ``config.yaml``") + ".", "",
+             f"**Total fit CPU time** {_hours(summary['cpu_seconds'])} over {summary['runs']} runs (CPU seconds "
+             "measured around each fit; job start-up and kernel banks not included).", "",
+             "**Package versions** " + ", ".join(f"{k} {v}" for k, v in summary["versions"].items()) + ".", "",
+             ".. list-table::", "   :header-rows: 1", ""]
+    for row in [SUMMARY_HEADER, *summary_rows(summary)]:
+        lines.append("   * - " + esc(row[0]))
+        lines += [f"     - {esc(c)}" for c in row[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(base: str, summary: dict) -> list[str]:
+    """``base.{json,rst,html}``."""
+    write_text(f"{base}.json", json.dumps(summary, indent=1) + "\n")
+    write_text(f"{base}.rst", summary_rst(summary))
+    head = (f"<p><b>Commit</b> {html.escape(summary['commit'])}, written {summary['date']}; configuration files: "
+            f"{html.escape(', '.join(summary['configfiles']) or 'config.yaml')}.</p>"
+            f"<p><b>Total fit CPU time</b> {_hours(summary['cpu_seconds'])} over {summary['runs']} runs.</p>"
+            f"<p><b>Package versions</b> {html.escape(', '.join(f'{k} {v}' for k, v in summary['versions'].items()))}</p>")
+    write_text(f"{base}.html", html_page("What was run", [head, html_table(SUMMARY_HEADER, summary_rows(summary))]))
+    return [f"{base}.{e}" for e in ("json", "rst", "html")]

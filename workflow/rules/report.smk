@@ -1,0 +1,52 @@
+# Stage 6: a paper's tables and results -> figures/<paper>/verdict.{csv,md,html,png} (its claims tested on
+# this run, and the causes of the gaps); all results -> figures/run_summary.{json,rst,html} (what was run).
+# Both are entries of the Snakemake report (snakemake --report report.html); the summary also fills its
+# landing page (workflow/report/workflow.rst).
+
+rule verdict:
+    input:
+        tables=lambda wc: list(PLAN.paper_tables(wc.paper).values()),
+        results=lambda wc: PLAN.paper_results(wc.paper),
+    output:
+        csv=f"{FIGS}/{{paper}}/verdict.csv",
+        md=f"{FIGS}/{{paper}}/verdict.md",
+        html=report(f"{FIGS}/{{paper}}/verdict.html", caption="../report/verdict.rst",
+                    category=lambda wc: paper_name(wc.paper), subcategory="Verdict", labels={"verdict": "claims and gaps"}),
+        png=report(f"{FIGS}/{{paper}}/verdict.png", caption="../report/verdict.rst",
+                   category=lambda wc: paper_name(wc.paper), subcategory="Verdict", labels={"verdict": "figure"}),
+    params:
+        claims=lambda wc: PLAN.claims(wc.paper),
+        tables=lambda wc: PLAN.paper_tables(wc.paper),
+        title=lambda wc: f"{paper_name(wc.paper)}: does the paper hold up on this run?",
+        caption=lambda wc: verdict_caption(wc.paper, PLAN.claims(wc.paper)),
+    resources:
+        mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
+        runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,
+    log:
+        f"{DATA}/logs/verdicts/{{paper}}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/verdict.py"
+
+
+rule run_summary:
+    input:
+        PLAN.results_targets(),
+    output:
+        json=f"{FIGS}/run_summary.json",
+        rst=f"{FIGS}/run_summary.rst",
+        html=report(f"{FIGS}/run_summary.html", caption="../report/summary.rst", category="Run",
+                    labels={"summary": "what was run"}),
+    params:
+        configfiles=[str(f) for f in workflow.configfiles] or [str(Path(workflow.basedir) / "config.yaml")],
+        basedir=str(workflow.basedir),
+    resources:
+        mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
+        runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,
+    log:
+        f"{DATA}/logs/run_summary.log",
+    conda:
+        ENV
+    script:
+        "../scripts/run_summary.py"

@@ -1,0 +1,15 @@
+"""Rule run_summary: every results table -> figures/run_summary.{json,rst,html} (what was run)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
+from mkclust._jobs import job  # noqa: E402
+from mkclust.reporting import read_results  # noqa: E402
+from mkclust.reporting.pages import run_summary, write_summary  # noqa: E402
+
+with job(snakemake, "run_summary") as log:  # noqa: F821
+    sm = snakemake  # noqa: F821
+    results = {Path(p).stem: read_results([p]) for p in sm.input}
+    summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir)
+    write_summary(sm.output.json[: -len(".json")], summary)
+    log.info("%d runs, %.0f s of fit CPU time, commit %s", summary["runs"], summary["cpu_seconds"], summary["commit"])
