@@ -24,7 +24,7 @@ def test_conda_env_matches_pip_dependencies():
 
 def test_every_rule_uses_the_conda_env():
     rules = list((REPO / "workflow/rules").glob("*.smk"))
-    assert {p.stem for p in rules} == {"datasets", "kernels", "runs", "aggregate", "figures"}
+    assert {p.stem for p in rules} == {"datasets", "kernels", "runs", "aggregate", "figures", "report"}
     for p in rules:
         text = p.read_text()
         assert text.count("script:") == text.count("conda:"), f"{p.name}: a rule without conda:"

@@ -203,3 +203,13 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
     new = readme.read_text()
     assert new.startswith("head\n") and new.endswith("\ntail\n") and "stale text" not in new and "X best" in new
     assert R.main(["--figures", str(tmp_path / "nothing")]) == 2
+
+
+@pytest.mark.parametrize("path", ["config.yaml", "workflow/configs/paper.yaml"])
+def test_both_configurations_give_every_paper_a_verdict(path):
+    from _wf import REPO
+
+    p = plan(yaml.safe_load((REPO / path).read_text()))
+    assert sorted(p.verdict_papers()) == ["gumkl", "mkc", "odmc", "rmkkm", "scmk"]
+    for paper in p.verdict_papers():
+        assert len(p.claims(paper)) >= 2, paper

@@ -144,7 +144,7 @@ def _above(tables: dict, claim: dict, need: str) -> Verdict:
 
     held, cases, fails = evaluate(_cells(tidy))
     slack = f" - {tol:g}" if tol else ""
-    form = (f"{col} ≥ max({', '.join(others)}){slack} in every data set and metric "
+    form = (f"{col} ≥ max({', '.join(others)}){slack} per data set and metric "
             f"({', '.join(dict.fromkeys(tidy['metric']))}) of {claim['table']}")
     numbers = f"{_share(held, cases, need)}. " + _list(fails)
     pub = ""
@@ -174,7 +174,7 @@ def _close(tables: dict, claim: dict, need: str) -> Verdict:
         return held, cases, fails
 
     held, cases, fails = evaluate(_cells(tidy))
-    form = f"|{col} - {other}| ≤ {tol:g} in every data set and metric of {claim['table']}"
+    form = f"|{col} - {other}| ≤ {tol:g} per data set and metric of {claim['table']}"
     pub = ""
     if tidy["published"].notna().any():
         ph, pc, _ = evaluate(_cells(tidy, "published"))
@@ -299,7 +299,7 @@ def _sweep(tables: dict, results: pd.DataFrame, claim: dict, need: str) -> Verdi
                 pub_cases += 1
                 pub_ok += int(v >= prest.max() - tol - 1e-12)
     form = (f"{spec['algorithm']} ({spec['metric']}, mean over seeds) ≥ max({', '.join(others)}) of {claim['table']} "
-            f"at every {spec['x']} in [{spec['from']:g}, {spec['to']:g}] on every data set")
+            f"at each {spec['x']} in [{spec['from']:g}, {spec['to']:g}] per data set")
     pub = f"{pub_ok} of {pub_cases} (ours against the published levels)" if pub_cases else ""
     return Verdict(claim["claim"], form, _needed(held, cases, need), cases, held,
                    f"{_share(held, cases, need)}. {_list(fails)}".strip(), pub, _oracle(tidy, others))
