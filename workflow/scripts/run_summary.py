@@ -10,6 +10,7 @@ from mkclust.reporting.pages import run_summary, write_summary  # noqa: E402
 with job(snakemake, "run_summary") as log:  # noqa: F821
     sm = snakemake  # noqa: F821
     results = {Path(p).stem: read_results([p]) for p in sm.input}
-    summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir)
+    finished = max(Path(p).stat().st_mtime for p in sm.input)   # the newest results table
+    summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir, finished)
     write_summary(sm.output.json[: -len(".json")], summary)
     log.info("%d runs, %.0f s of fit CPU time, commit %s", summary["runs"], summary["cpu_seconds"], summary["commit"])

@@ -200,9 +200,11 @@ def versions() -> dict:
     return out
 
 
-def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path) -> dict:
+def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path,
+                finished: float | None = None) -> dict:
     """What was run: per experiment its paper, data sets (with their flags), runs and fit CPU time;
-    the commit, package versions and the date."""
+    the commit, package versions, the date the summary was written and ``finished``, the time (epoch
+    seconds) the newest results table was written."""
     exps = []
     for name, df in results.items():
         e = config["experiments"][name]
@@ -215,7 +217,9 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
                      "flags": {d: flags.get(d, "") for d in e["datasets"] if flags.get(d)},
                      "runs": int(len(df)), "not_finished": int(len(df) - len(ok)),
                      "cpu_seconds": float(pd.to_numeric(df.get("cpu_seconds"), errors="coerce").sum()) if len(df) else 0.0})
-    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit(basedir),
+    stamp = lambda t: datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")  # noqa: E731
+    return {"date": stamp(datetime.now(timezone.utc).timestamp()), "commit": commit(basedir),
+            "finished": stamp(finished) if finished else "",
             "configfiles": list(configfiles), "versions": versions(), "experiments": exps,
             "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps)}
 
@@ -239,7 +243,8 @@ def summary_rst(summary: dict) -> str:
     def esc(s: str) -> str:
         return s.replace("*", r"\*").replace("|", r"\|").replace("_", r"\_")
 
-    lines = [f"**Commit** ``{summary['commit']}``, written {summary['date']}; configuration files: "
+    lines = [f"**Commit** ``{summary['commit']}``, written {summary['date']}"
+             + (f" (runs finished {summary['finished']})" if summary.get("finished") else "") + "; configuration files: "
              + (", ".join(f"``{c}``" for c in summary["configfiles"]) or "the default ``config.yaml``") + ".", "",
              f"**Total fit CPU time** {_hours(summary['cpu_seconds'])} over {summary['runs']} runs (CPU seconds "
              "measured around each fit; job start-up and kernel banks not included).", "",
@@ -255,7 +260,8 @@ def write_summary(base: str, summary: dict) -> list[str]:
     """``base.{json,rst,html}``."""
     write_text(f"{base}.json", json.dumps(summary, indent=1) + "\n")
     write_text(f"{base}.rst", summary_rst(summary))
-    head = (f"<p><b>Commit</b> {html.escape(summary['commit'])}, written {summary['date']}; configuration files: "
+    head = (f"<p><b>Commit</b> {html.escape(summary['commit'])}, written {summary['date']}"
+            + (f" (runs finished {summary['finished']})" if summary.get("finished") else "") + "; configuration files: "
             f"{html.escape(', '.join(summary['configfiles']) or 'config.yaml')}.</p>"
             f"<p><b>Total fit CPU time</b> {_hours(summary['cpu_seconds'])} over {summary['runs']} runs.</p>"
             f"<p><b>Package versions</b> {html.escape(', '.join(f'{k} {v}' for k, v in summary['versions'].items()))}</p>")
