@@ -213,3 +213,14 @@ def test_both_configurations_give_every_paper_a_verdict(path):
     assert sorted(p.verdict_papers()) == ["gumkl", "mkc", "odmc", "rmkkm", "scmk"]
     for paper in p.verdict_papers():
         assert len(p.claims(paper)) >= 2, paper
+
+
+def test_job_cpu_time_sums_the_benchmark_files(tmp_path):
+    from mkclust.reporting.pages import job_cpu_seconds
+
+    assert job_cpu_seconds(tmp_path) is None
+    for i, cpu in enumerate((1.5, 2.25)):
+        f = tmp_path / "runs" / f"b{i}.tsv"
+        f.parent.mkdir(exist_ok=True)
+        f.write_text("s\th:m:s\tmax_rss\tcpu_time\n3.0\t0:00:03\t100\t%s\n" % cpu)
+    assert job_cpu_seconds(tmp_path) == pytest.approx(3.75)

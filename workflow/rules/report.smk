@@ -41,6 +41,7 @@ rule run_summary:
     params:
         configfiles=[str(f) for f in workflow.configfiles] or [str(Path(workflow.basedir) / "config.yaml")],
         basedir=str(workflow.basedir),
+        benchmarks=f"{DATA}/benchmarks",   # Snakemake's per-job measurements (run jobs): their CPU time
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
         runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,

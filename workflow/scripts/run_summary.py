@@ -5,12 +5,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
 from mkclust._jobs import job  # noqa: E402
 from mkclust.reporting import read_results  # noqa: E402
-from mkclust.reporting.pages import run_summary, write_summary  # noqa: E402
+from mkclust.reporting.pages import job_cpu_seconds, run_summary, write_summary  # noqa: E402
 
 with job(snakemake, "run_summary") as log:  # noqa: F821
     sm = snakemake  # noqa: F821
     results = {Path(p).stem: read_results([p]) for p in sm.input}
     finished = max(Path(p).stat().st_mtime for p in sm.input)   # the newest results table
-    summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir, finished)
+    summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir, finished,
+                          job_cpu_seconds(sm.params.benchmarks))
     write_summary(sm.output.json[: -len(".json")], summary)
     log.info("%d runs, %.0f s of fit CPU time, commit %s", summary["runs"], summary["cpu_seconds"], summary["commit"])

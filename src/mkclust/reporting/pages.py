@@ -200,8 +200,22 @@ def versions() -> dict:
     return out
 
 
+def job_cpu_seconds(folder: str | Path) -> float | None:
+    """The CPU seconds of the run jobs as Snakemake's ``benchmark:`` files measured them (start-up,
+    imports and fits), summed over ``folder``; None when there are none."""
+    files = list(Path(folder).rglob("*.tsv"))
+    if not files:
+        return None
+    total = 0.0
+    for f in files:
+        col = pd.read_csv(f, sep="\t").get("cpu_time")
+        if col is not None:
+            total += float(pd.to_numeric(col, errors="coerce").fillna(0).iloc[-1])   # the latest measurement
+    return total
+
+
 def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path,
-                finished: float | None = None) -> dict:
+                finished: float | None = None, job_cpu: float | None = None) -> dict:
     """What was run: per experiment its paper, data sets (with their flags), runs and fit CPU time;
     the commit, package versions, the date the summary was written and ``finished``, the time (epoch
     seconds) the newest results table was written."""
@@ -221,7 +235,8 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
     return {"date": stamp(datetime.now(timezone.utc).timestamp()), "commit": commit(basedir),
             "finished": stamp(finished) if finished else "",
             "configfiles": list(configfiles), "versions": versions(), "experiments": exps,
-            "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps)}
+            "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps),
+            "job_cpu_seconds": job_cpu}
 
 
 def _hours(s: float) -> str:
@@ -247,7 +262,8 @@ def summary_rst(summary: dict) -> str:
              + (f" (runs finished {summary['finished']})" if summary.get("finished") else "") + "; configuration files: "
              + (", ".join(f"``{c}``" for c in summary["configfiles"]) or "the default ``config.yaml``") + ".", "",
              f"**Total fit CPU time** {_hours(summary['cpu_seconds'])} over {summary['runs']} runs (CPU seconds "
-             "measured around each fit; job start-up and kernel banks not included).", "",
+             "measured around each fit)" + (f"; the run jobs' CPU time with their start-up: {_hours(summary['job_cpu_seconds'])}"
+                                             if summary.get("job_cpu_seconds") else "") + ".", "",
              "**Package versions** " + ", ".join(f"{k} {v}" for k, v in summary["versions"].items()) + ".", "",
              ".. list-table::", "   :header-rows: 1", ""]
     for row in [SUMMARY_HEADER, *summary_rows(summary)]:
@@ -263,7 +279,9 @@ def write_summary(base: str, summary: dict) -> list[str]:
     head = (f"<p><b>Commit</b> {html.escape(summary['commit'])}, written {summary['date']}"
             + (f" (runs finished {summary['finished']})" if summary.get("finished") else "") + "; configuration files: "
             f"{html.escape(', '.join(summary['configfiles']) or 'config.yaml')}.</p>"
-            f"<p><b>Total fit CPU time</b> {_hours(summary['cpu_seconds'])} over {summary['runs']} runs.</p>"
+            f"<p><b>Total fit CPU time</b> {_hours(summary['cpu_seconds'])} over {summary['runs']} runs"
+            + (f"; the run jobs' CPU time with their start-up: {_hours(summary['job_cpu_seconds'])}"
+               if summary.get("job_cpu_seconds") else "") + ".</p>"
             f"<p><b>Package versions</b> {html.escape(', '.join(f'{k} {v}' for k, v in summary['versions'].items()))}</p>")
     write_text(f"{base}.html", html_page("What was run", [head, html_table(SUMMARY_HEADER, summary_rows(summary))]))
     return [f"{base}.{e}" for e in ("json", "rst", "html")]
