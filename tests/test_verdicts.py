@@ -191,6 +191,7 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
     write_verdict(str(figs / "rmkkm" / "verdict"), "rmkkm", "RMKKM",
                   evaluate([{"claim": "X best", "table": "table2_mean", "column": "X", "above": "all"}], t, pd.DataFrame()), t)
     (figs / "rmkkm" / "table2_mean.md").write_text("**title**\n\n| dataset | X |\n|---|---|\n| A | 0.9 |\n\nlegend\n")
+    t["table2_mean"].to_csv(figs / "rmkkm" / "table2_mean.csv", index=False)
     full = {"experiments": {"rmkkm_table2": {"datasets": ["YALE", "JAFFE", "ORL"]}}}
     text = R.section(figs, full)
     assert "### RMKKM: 0 of 1 claims hold" in text

@@ -141,7 +141,7 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
             left += piv[cause]
         total = counts.groupby("table")["published_cells"].first().reindex(piv.index)
         ax.set_yticks(range(len(piv)), [f"{t} (of {int(p)})" for t, p in zip(piv.index, total)], fontsize=7)
-        ax.set_xlabel("cells > 2 points from the published value")
+        ax.set_xlabel("cells > 2 points off the published value")
         ax.legend(fontsize=6)
     _title(fig, title)
     fig.tight_layout()

@@ -34,13 +34,17 @@ def _table_block(md: str) -> list[str]:
     return out
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 600 else f"{seconds / 3600:.2f} h"
+
+
 def coverage(summary: dict, full: dict | None, paper: str) -> list[str]:
     lines = []
     for e in summary["experiments"]:
         if e["paper"] != paper:
             continue
         ds = e["datasets"]
-        text = f"`{e['experiment']}`: {len(ds)} data sets ({', '.join(ds)}), {e['runs']} runs, {e['cpu_seconds'] / 3600:.2f} h of fit CPU"
+        text = f"`{e['experiment']}`: {len(ds)} data sets ({', '.join(ds)}), {e['runs']} runs, {_duration(e['cpu_seconds'])} of fit CPU"
         if full and e["experiment"] in full.get("experiments", {}):
             every = full["experiments"][e["experiment"]]["datasets"]
             missing = [d for d in every if d not in ds]
@@ -76,9 +80,10 @@ def section(figures: Path, full: dict | None = None) -> str:
             out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
         tpath = figures / paper / f"{table}.md"
         if tpath.exists():
-            md = tpath.read_text()
-            out += ["", f"Headline table ({paper}/{table}.md; in parentheses the published value and our difference):", ""]
-            out += _table_block(md)
+            published = pd.read_csv(tpath.with_suffix(".csv"))["published"].notna().any()
+            note = "; in parentheses the published value and our difference" if published else ""
+            out += ["", f"Headline table (`{paper}/{table}.md`{note}):", ""]
+            out += _table_block(tpath.read_text())
         out += ["", f"Full verdict with the cause of every gap: `figures/{paper}/verdict.md` of the run.", ""]
     return "\n".join(out + [END])
 
