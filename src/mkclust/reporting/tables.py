@@ -24,6 +24,7 @@ from scipy import stats
 from mkclust._io import atomic_open
 from mkclust._validation import as_list
 from mkclust.reference import CAUSES, load_causes, load_reference
+from mkclust.reporting._html import html_page, html_table, write_text
 
 SEED_RULES = ("mean", "best_objective")
 PARAM_RULES = ("only", "mean", "best_param_by_metric")
@@ -328,8 +329,6 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
 def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = "") -> list[str]:
     """Write ``base.csv`` (tidy), ``base.md``, ``base.tex`` and ``base.html`` (wide), each atomically;
     ``legend`` (the table's own note, e.g. each column's search budget) follows the generated legend."""
-    from mkclust.reporting.pages import html_page, html_table, write_text
-
     paths = [f"{base}.csv", f"{base}.md", f"{base}.tex", f"{base}.html"]
     with atomic_open(paths[0], "w", encoding="utf-8") as fh:
         tidy.to_csv(fh, index=False)
