@@ -1,5 +1,5 @@
 # mkclust: datasets -> kernel banks -> runs -> results tables -> paper tables and figures.
-# All science lives in src/mkclust; the rules only wire its functions to files (see DESIGN).
+# All science lives in src/mkclust; the rules only wire its functions to files (docs/architecture.md).
 import sys
 from pathlib import Path
 

@@ -18,11 +18,14 @@ from pathlib import Path
 
 from _common import emit  # benchmarks/_common.py
 import mkclust.resources as RES
-from mkclust.experiments import Run, make_bank, make_dataset
+from mkclust.algorithms import ALGORITHMS
+from mkclust.experiments import Run
+from mkclust.runner import make_bank, make_dataset
 
 CHILD = textwrap.dedent("""
     import json, sys, time
-    from mkclust.experiments import Run, run_group
+    from mkclust.experiments import Run
+    from mkclust.runner import run_group
     from mkclust.resources import peak_rss_mb
     est, params, ds, bank = sys.argv[1:5]
     t = time.perf_counter()
@@ -37,7 +40,7 @@ PARAMS = {"km": {}, "mkc": {}, "mkkm": {}, "rmkkm": {}, "aasc": {}, "gumkl": {},
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[300, 1000])
-    ap.add_argument("--estimators", nargs="+", default=sorted(RES.TIME))
+    ap.add_argument("--estimators", nargs="+", default=sorted(ALGORITHMS))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.n:

@@ -26,7 +26,8 @@ import numpy as np
 
 from _common import emit  # benchmarks/_common.py
 from mkclust.algorithms import SCMK
-from mkclust.algorithms.scmk import double_centre, p_step, pairwise_sq, z_step
+from mkclust.algorithms._zstep import z_step
+from mkclust.algorithms.scmk import double_centre, p_step, pairwise_sq
 from mkclust.datasets import load
 from mkclust.kernels import build_bank
 

@@ -8,8 +8,9 @@ import yaml
 
 from mkclust import metrics
 from mkclust.datasets import load
-from mkclust.experiments import (ConfigError, Run, load_records, make_bank, param_id, plan, records_to_frame,
-                                 run_group, run_one)
+from mkclust.experiments import ConfigError, Run, param_id, plan
+from mkclust.records import load_records, records_to_frame
+from mkclust.runner import make_bank, run_group, run_one
 from mkclust.kernels import BANKS, bank_size, build_bank
 
 TINY = Path(__file__).parent / "configs" / "tiny.yaml"
@@ -168,7 +169,7 @@ def test_plan_rejects_bad_configs_naming_the_key(tiny, mutate, match):
 def test_bank_size_matches_built_bank(name):
     ds = load("digits_views")
     X = ds.X[:40]
-    opts = {"views": ds.meta["views"]} if name == "views_linear" else {}
+    opts = {"views": ds.meta["views"]} if BANKS[name].per_view else {}
     assert bank_size(name, **opts) == build_bank(name, X, **opts).n_kernels
 
 
@@ -302,7 +303,8 @@ def test_imbalanced_balance_loosens_the_bound_on_imbalanced_sets_only(tmp_path):
     estimator's 0.03 n otherwise. Two separated blobs of 64 and 36 points: under 0.03 n IterSVR cannot
     put them apart; under the rule's 0.3 n (|e'y| = 28 <= 30) it finds them exactly. On a balanced
     set the rule changes nothing."""
-    from mkclust.experiments import IMBALANCED_ABOVE, class_imbalance, make_bank, run_group
+    from mkclust.runner import make_bank, run_group
+    from mkclust._pseudo import IMBALANCED_ABOVE, class_imbalance
     from mkclust.datasets import Dataset
 
     rng = np.random.default_rng(0)
@@ -335,7 +337,7 @@ def test_imbalanced_balance_loosens_the_bound_on_imbalanced_sets_only(tmp_path):
 
 def test_imbalanced_balance_is_a_share_of_the_samples_fitted():
     """The bound constrains the labels of the samples an estimator fits: all n, or the fit_subset."""
-    from mkclust.experiments import resolve_balance
+    from mkclust._pseudo import resolve_balance
 
     params = {}
     assert resolve_balance(params, {"imbalanced_balance": 0.3}, 1000, 0.4) == {"balance": 300.0}

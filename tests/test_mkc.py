@@ -6,8 +6,8 @@ import pytest
 
 from mkclust import metrics
 from mkclust.algorithms import MKC, IterSVR, get_estimator
-from mkclust.algorithms import mkc as mkc_mod
-from mkclust.algorithms.itersvr import balanced_signs
+from mkclust.algorithms import _mkc_socp as mkc_mod   # the SOCP, cuts and balanced labellings
+from mkclust.algorithms._labels import balanced_signs
 from mkclust.datasets import load
 from mkclust.kernels import build_bank, feature_map
 

@@ -288,7 +288,8 @@ def test_run_group_solves_a_gmmc_c_path_in_one_batch(tmp_path):
     so the records equal the batch's; an SDP that did not finish is an N/A record with its reason."""
     import json
 
-    from mkclust.experiments import Run, make_bank, make_dataset, run_group
+    from mkclust.experiments import Run
+    from mkclust.runner import make_bank, make_dataset, run_group
     from mkclust.kernels import KernelBank
 
     ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 40}})

@@ -8,7 +8,8 @@ import pytest
 
 from mkclust import metrics
 from mkclust.algorithms import ODMC, get_estimator
-from mkclust.algorithms.odmc import _most_violated, dual_gradient, dual_objective, odm_kappa
+from mkclust.algorithms._labels import _most_violated
+from mkclust.algorithms.odmc import dual_gradient, dual_objective, odm_kappa
 
 
 def blobs(n=40, gap=6.0, seed=0):
@@ -156,7 +157,7 @@ def test_odmc_parameters_and_registry():
 def test_top_rows_equals_the_stable_argsort_prefix():
     """_top_rows (one partition of the (m, n) array) picks, per row, what a full stable sort of the
     members picked: the label generation's swap candidates."""
-    from mkclust.algorithms.odmc import _top_rows
+    from mkclust.algorithms._labels import _top_rows
     rng = np.random.default_rng(3)
     for t in range(400):
         m, n, k = int(rng.integers(1, 6)), int(rng.integers(1, 90)), int(rng.integers(1, 40))
@@ -175,7 +176,7 @@ def test_lockstep_lanczos_finds_each_rows_leading_eigenvector():
     M_r = diag(d_r) K diag(d_r): the same vector up to sign, at ARPACK's residual criterion; an
     all-ones row, a row whose Krylov space is invariant early (rank 2), rows in blocks, and the
     dense path too."""
-    from mkclust.algorithms.odmc import DENSE_LIMIT, leading_eigvecs_rows
+    from mkclust.algorithms._labels import DENSE_LIMIT, leading_eigvecs_rows
     rng = np.random.default_rng(8)
     n = DENSE_LIMIT + 50
     F = rng.normal(size=(n, 6)) * [3, 2, 1.5, 1, 0.5, 0.25]
@@ -223,7 +224,7 @@ def test_swap_improve_rows_in_lockstep_equal_one_row_alone():
     swap-optimal (brute force over every swap), and keep e'y. Few candidates force the full pair
     check (on the indefinite K it finds swaps the candidates missed); the rows stop after different
     numbers of swaps."""
-    from mkclust.algorithms.odmc import _swap_improve
+    from mkclust.algorithms._labels import _swap_improve
     rng = np.random.default_rng(11)
     for n, cand, swaps, psd in ((40, 3, 200, True), (40, 1, 200, False), (61, 32, 200, True), (50, 2, 4, True)):
         F = rng.normal(size=(n, 4 if psd else n))
@@ -288,7 +289,8 @@ def test_run_group_fits_odmc_runs_in_one_batch(tmp_path):
     are one fit's, the ODMC paper's Figure 2), the rest in one batch; records equal separate fits."""
     import json
 
-    from mkclust.experiments import Run, make_bank, make_dataset, run_group
+    from mkclust.experiments import Run
+    from mkclust.runner import make_bank, make_dataset, run_group
     ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 90}})
     ds.save(tmp_path / "ds.npz")
     make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")

@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 
 import mkclust.resources as RES
-from mkclust.experiments import Run, make_bank, make_dataset
+from mkclust.algorithms import ALGORITHMS, ODMC
+from mkclust.algorithms.base import BaseClusterer, Cost
+from mkclust.experiments import Run
+from mkclust.runner import make_bank, make_dataset
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +68,7 @@ def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
         ds.save(tmp_path / f"ds{n}.npz")
         make_bank({"bank": "mkc3"}, ds).save(tmp_path / f"b{n}.npz")
         sizes[n] = (tmp_path / f"ds{n}.npz", tmp_path / f"b{n}.npz")
-    for est in RES.TIME:
+    for est in ALGORITHMS:
         small = RES.run_mem_mb([run(est)], *sizes[200]), RES.run_runtime([run(est)] * 20, sizes[200][0])
         big = RES.run_mem_mb([run(est)], *sizes[800]), RES.run_runtime([run(est)] * 20, sizes[800][0])
         assert big[0] > small[0] and big[1] >= small[1], est
@@ -79,7 +82,7 @@ def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
     # ODMC's batched runs cost BATCH_TIME of a fit alone each: 1 + BATCH_TIME x 99 fits for 100 seeds
     hundred = [run("odmc", seed=s) for s in range(100)]
     one = RES.SAFETY * RES.run_seconds("odmc", 800) / 60
-    fits = 1 + RES.BATCH_TIME["odmc"] * 99
+    fits = 1 + ODMC.cost.batch_time * 99
     assert RES.run_runtime(hundred, sizes[800][0]) > RES.run_runtime(hundred[:1], sizes[800][0])
     assert abs(RES.run_runtime(hundred, sizes[800][0]) - RES.BASE_MINUTES - math.ceil(one * fits)) <= 1
     kkm = [run("kkm", seed=s) for s in range(10)]
@@ -87,10 +90,10 @@ def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
     # ...except where the estimator fits them in one batch (ODMC): the first alone, nine together
     assert RES.batch_size(ten) == 9 and RES.batch_size(ten[:1]) == 0
     assert RES.batch_size([run("odmc", seed=s, kernel=k) for s in range(4) for k in (0, 1)]) == 3
-    extra = (RES.BATCH_N2["odmc"] * 800 * 800 * 8
-             + (9 * RES.BATCH_BYTES_PER_N["odmc"] + RES.BATCH_FIXED_BYTES_PER_N["odmc"]) * 800) / RES.MB
-    from mkclust.algorithms.odmc import LANCZOS_BLOCK, LANCZOS_STEPS   # the bases of the lockstep Lanczos
-    assert RES.BATCH_FIXED_BYTES_PER_N["odmc"] == LANCZOS_BLOCK * LANCZOS_STEPS * 8
+    extra = (ODMC.cost.batch_n2 * 800 * 800 * 8
+             + (9 * ODMC.cost.batch_bytes_per_n + ODMC.cost.batch_fixed_bytes_per_n) * 800) / RES.MB
+    from mkclust.algorithms._labels import LANCZOS_BLOCK, LANCZOS_STEPS   # the bases of the lockstep Lanczos
+    assert ODMC.cost.batch_fixed_bytes_per_n == LANCZOS_BLOCK * LANCZOS_STEPS * 8
     assert RES.run_mem_mb(ten, *sizes[800]) - RES.run_mem_mb(ten[:1], *sizes[800]) == pytest.approx(extra, abs=1)
     # GMMC declines sets above max_n without trying, and stops an SDP at its time_limit
     assert RES.run_seconds("gmmc", 800, {"max_n": 500}) == 0
@@ -104,7 +107,8 @@ def test_estimates_grow_with_n_kernels_fits_and_attempt(tmp_path):
 
 PEAK = textwrap.dedent("""
     import json, sys
-    from mkclust.experiments import Run, run_group
+    from mkclust.experiments import Run
+    from mkclust.runner import run_group
     from mkclust.resources import peak_rss_mb
     est, params, ds, bank, fits = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
     run_group([Run("e", est.upper(), est, "ds", "b", params, s) for s in range(fits)], ds, bank)
@@ -143,3 +147,20 @@ def test_memory_estimate_covers_the_peak_of_a_real_run_job(tmp_path, estimator, 
     assert peak_mb <= est, f"{estimator} at n={n}: peak {peak_mb} MB > estimate {est} MB"
     # and not absurdly above it: at most the base plus four times the arrays' share
     assert est - RES.BASE_MB <= 4 * max(peak_mb - 250, 1) + 200, (estimator, peak_mb, est)
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_every_registered_estimator_declares_the_workflow_contract(name):
+    """What the workflow needs to know about an estimator is declared on its own class (a new
+    estimator without its cost model fails here, not silently in a SLURM request)."""
+    cls = ALGORITHMS[name]
+    assert issubclass(cls, BaseClusterer)
+    assert isinstance(cls.__dict__.get("cost"), Cost), f"{cls.__name__} declares no cost of its own"
+    assert cls.input_kind in ("features", "kernel", "kernels", "feature_maps")
+    assert isinstance(cls.two_class_only, bool)
+    assert cls.cost.work_n2 >= 0 and cls.cost.seconds_at_1000 > 0 and cls.cost.exponent > 0
+    batching = hasattr(cls, "fit_batch")
+    if cls.cost.batch_time is not None or cls.cost.batch_bytes_per_n:
+        assert batching, f"{cls.__name__} has a batch cost but no fit_batch"
+    assert cls.fit_seconds(2000, {}) > cls.fit_seconds(1000, {}) > 0
+    assert not cls.declines(1000, {})

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+class ConfigError(ValueError):
+    """A configuration that cannot be run; the message names the offending key."""
+
+
 #: relative tolerance for symmetry checks of kernel matrices
 SYMMETRY_RTOL = 1e-8
 

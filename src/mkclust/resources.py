@@ -12,14 +12,15 @@ and seconds next to these estimates):
 
 - memory: ``BASE_MB`` for the interpreter and its libraries, plus the arrays a job holds. A run holds
   the bank (8 m n^2 bytes for Gram banks, 8 n r per kernel for feature maps), the data (8 n d) and an
-  algorithm's working space, ``WORK_N2[estimator]`` n x n float64 matrices (e.g. ODMC's centred copy and
-  its label pool; GMMC's SDP, which cvxpy and SCS hold several times over).
-- runtime: ``fits x c (n/1000)^p`` seconds per estimator (``TIME[estimator]``: seconds of one fit at
-  n = 1000 on one core, and the exponent), times ``SAFETY``, plus ``BASE_MINUTES`` of start-up; a GMMC
-  fit is bounded by its own ``time_limit``.
+  algorithm's working space, ``cost.work_n2`` n x n float64 matrices of its class (e.g. ODMC's centred
+  copy and its label pool; GMMC's SDP, which cvxpy and SCS hold several times over).
+- runtime: the estimator class's ``fit_seconds(n, params)`` per fit (by default
+  ``cost.seconds_at_1000 (n/1000) ** cost.exponent``; GMMC's is bounded by its ``time_limit`` and is 0
+  where it ``declines``), times ``SAFETY``, plus ``BASE_MINUTES`` of start-up.
 - batches: an estimator that fits the runs of one input in one lockstep batch (``ODMC.fit_batch``)
-  holds ``BATCH_BYTES_PER_N`` bytes per sample for each batched run, ``BATCH_FIXED_BYTES_PER_N``
-  once and ``BATCH_N2`` more n x n matrices, and each batched run costs ``BATCH_TIME`` of a fit alone.
+  holds ``cost.batch_bytes_per_n`` bytes per sample for each batched run, ``cost.batch_fixed_bytes_per_n``
+  once and ``cost.batch_n2`` more n x n matrices, and each batched run costs ``cost.batch_time`` of a
+  fit alone.
 - both grow with the attempt: ``attempt`` multiplies the estimate, so a job that SLURM killed for memory
   or time (``retries`` in the profile) is resubmitted with twice, then three times the request.
 """
@@ -34,35 +35,20 @@ from pathlib import Path
 
 import numpy as np
 
-from mkclust.algorithms.odmc import LANCZOS_BLOCK, LANCZOS_STEPS
+from mkclust._pseudo import fit_size, input_key, split_pseudo
+from mkclust.algorithms import ALGORITHMS
 
 MB = 2**20
 BASE_MB = 600  # python, numpy, scipy, scikit-learn and cvxpy imported: 250-450 MB resident (measured)
 BASE_MINUTES = 5
 SAFETY = 3.0
 
-#: n x n float64 matrices an estimator holds beside the bank (default DEFAULT_WORK_N2)
-WORK_N2 = {"km": 0, "kkm": 4, "sc": 6, "nc": 6, "rkkm": 4, "rmkkm": 6, "mkkm": 6, "aasc": 8, "gumkl": 6,
-           "mkc": 4, "itersvr": 4, "odmc": 6, "lgmmc": 10, "gmmc": 40, "scsk": 80, "scmk": 80}
-DEFAULT_WORK_N2 = 8
-#: estimators whose runs on one input are fitted in one lockstep batch (``fit_batch``, e.g.
-#: ODMC.fit_batch): bytes per sample each batched run holds (its label set as int8, alpha and its
-#: running sums, the step's temporaries, its fitted attributes), and the n x n matrices the batch adds
-#: (ODMC: K's transpose for the label generation)
-BATCH_BYTES_PER_N = {"odmc": 400}
-BATCH_N2 = {"odmc": 1}
-#: and bytes per sample the batch holds once (ODMC: the lockstep Lanczos bases of one block of
-#: chains, LANCZOS_BLOCK x LANCZOS_STEPS floats)
-BATCH_FIXED_BYTES_PER_N = {"odmc": LANCZOS_BLOCK * LANCZOS_STEPS * 8}
-#: a batched run's time as a fraction of one fit alone (bench_odmc.py --batch 64 --alone 4 with the
-#: label generation in lockstep: 0.28 at n = 1000, 0.22 at n = 3000)
-BATCH_TIME = {"odmc": 0.3}
-#: seconds of one fit at n = 1000 on one core, and the exponent of n (default DEFAULT_TIME); measured at
-#: n = 1000, one thread: ODMC 1.15 s alone; LG-MMC 7.8-17.5 s (german, 50 rounds, level steps)
-TIME = {"km": (3, 1), "kkm": (2, 2), "sc": (10, 2), "nc": (10, 2), "rkkm": (5, 2), "rmkkm": (10, 2),
-        "mkkm": (10, 2), "aasc": (10, 3), "gumkl": (10, 2), "mkc": (10, 2), "itersvr": (5, 2),
-        "odmc": (2, 1.7), "lgmmc": (30, 2), "gmmc": (2700, 3), "scsk": (150, 3), "scmk": (400, 2)}
-DEFAULT_TIME = (60, 3)
+#: each estimator's memory and time come from its class (``cost``, ``declines``, ``fit_seconds``:
+#: :class:`mkclust.algorithms.base.BaseClusterer`)
+
+
+def _cls(estimator: str):
+    return ALGORITHMS[estimator]
 
 
 def peak_rss_mb() -> float:
@@ -173,41 +159,29 @@ def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1) -> int:
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
 
 
-def fit_size(run_params: dict, n: int) -> int:
-    """The samples a run fits on a data set of n: its ``fit_subset`` size, else n."""
-    sub = run_params.get("fit_subset")
-    return min(n, int(sub)) if sub else n
-
-
-def _declines(estimator: str, n: int, params: dict) -> bool:
-    """GMMC declines a set above its ``max_n`` without trying (NotFinished): no time, no memory."""
-    return estimator == "gmmc" and n > int(params.get("max_n", n))
-
-
 def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
     """A run job: the data, the bank and the estimator's working space for the largest fit of the
     group (fits run one after another, so memory does not add up over seeds or settings)."""
     n, d = dataset_shape(dataset_path)
     bank = bank_floats(bank_path)[1] if bank_path else 0
-    est = runs[0].estimator
-    params = [r.params for r in runs]
+    cls = _cls(runs[0].estimator)
+    cost, params = cls.cost, [r.params for r in runs]
     fit = max(fit_size(p, n) for p in params)
-    work = 0 if all(_declines(est, fit, p) for p in params) else WORK_N2.get(est, DEFAULT_WORK_N2)
-    batched, size = 0.0, _batch_size(params) if est in BATCH_BYTES_PER_N else 0
+    work = 0 if all(cls.declines(fit, p) for p in params) else cost.work_n2
+    batched, size = 0.0, _batch_size(params) if cost.batch_bytes_per_n else 0
     if size > 0:
-        batched = BATCH_N2[est] * fit * fit + (size * BATCH_BYTES_PER_N[est] + BATCH_FIXED_BYTES_PER_N[est]) * fit / 8
+        batched = cost.batch_n2 * fit * fit + (size * cost.batch_bytes_per_n + cost.batch_fixed_bytes_per_n) * fit / 8
     return int(attempt * (BASE_MB + _mb(bank + 2 * n * d + work * fit * fit + batched)))
 
 
 def batch_size(runs) -> int:
     """The runs of a group that a batching estimator fits in one batch: on each input (the same
     pseudo-parameters, e.g. ``kernel``), every run after the first (which ODMC, the estimator of
-    BATCH_TIME, fits alone for its timing; see experiments.run_group); the largest such batch."""
+    ``batch_alone_first``, fits alone for its timing; see runner.run_group); the largest such batch."""
     return _batch_size([r.params for r in runs])
 
 
 def _batch_size(params: list[dict]) -> int:
-    from mkclust.experiments import input_key, split_pseudo  # experiments imports this module
     inputs: dict[str, int] = {}
     for p in params:
         pseudo = split_pseudo(p)[1]
@@ -218,15 +192,8 @@ def _batch_size(params: list[dict]) -> int:
 
 
 def run_seconds(estimator: str, n: int, params: dict | None = None) -> float:
-    """Estimated seconds of one fit on one core (before ``SAFETY``)."""
-    params = params or {}
-    if _declines(estimator, n, params):
-        return 0.0
-    c, p = TIME.get(estimator, DEFAULT_TIME)
-    seconds = c * (n / 1000) ** p
-    if estimator == "gmmc" and params.get("time_limit"):
-        seconds = min(seconds, float(params["time_limit"]) + 0.05 * seconds)
-    return seconds
+    """Estimated seconds of one fit on one core (before ``SAFETY``): the estimator's ``fit_seconds``."""
+    return float(_cls(estimator).fit_seconds(n, params or {}))
 
 
 def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
@@ -235,8 +202,9 @@ def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
     est = runs[0].estimator
     params = [r.params for r in runs]
     seconds = sum(run_seconds(est, fit_size(p, n), p) for p in params)
-    if est in BATCH_TIME:  # the batched runs cost a fraction of a fit alone each
-        seconds *= (len(runs) - _batch_size(params) * (1 - BATCH_TIME[est])) / len(runs)
+    share = _cls(est).cost.batch_time
+    if share is not None:  # the batched runs cost a fraction of a fit alone each
+        seconds *= (len(runs) - _batch_size(params) * (1 - share)) / len(runs)
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
 
 

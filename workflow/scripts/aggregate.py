@@ -5,7 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
 from mkclust._io import atomic_open  # noqa: E402
 from mkclust._jobs import job  # noqa: E402
-from mkclust.experiments import load_records, records_to_frame  # noqa: E402
+from mkclust.records import load_records, records_to_frame  # noqa: E402
 
 with job(snakemake, "aggregate") as log:  # noqa: F821
     df = records_to_frame(load_records(snakemake.input))  # noqa: F821

@@ -4,7 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
 from mkclust._jobs import job  # noqa: E402
-from mkclust.experiments import make_dataset  # noqa: E402
+from mkclust.runner import make_dataset  # noqa: E402
 
 with job(snakemake, "dataset") as log:  # noqa: F821
     # the mirror is read from the config, not a rule parameter: where the raw bytes come from does

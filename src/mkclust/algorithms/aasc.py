@@ -28,7 +28,7 @@ import scipy.linalg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, check_affinity
+from mkclust.algorithms.base import BaseClusterer, Cost, check_affinity
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,8 @@ class AASC(BaseClusterer):
     Attributes: labels_, kernel_weights_ (v, summing to 1), embedding_ (row-normalised F),
     objective_ (J), objective_trace_, n_iter_.
     """
+
+    cost = Cost(work_n2=8, seconds_at_1000=10, exponent=3)
 
     input_kind = "kernels"
 

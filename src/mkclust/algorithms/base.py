@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, ClassVar
 
 import numpy as np
 import scipy.linalg
@@ -41,17 +42,59 @@ class NotFinished(RuntimeError):
 _RESTARTS = Progress(logging.getLogger(__name__))
 
 
-class BaseClusterer(ClusterMixin, BaseEstimator):
-    """Base of every mkclust estimator.
+@dataclass(frozen=True)
+class Cost:
+    """The workflow's cost model of one fit (:mod:`mkclust.resources` sizes each job's memory and time
+    from it): ``work_n2`` n x n float64 matrices held beside the input; ``seconds_at_1000`` seconds
+    at n = 1000 on one core, growing as n ** ``exponent``. An estimator with ``fit_batch`` that fits
+    the runs of one input in lockstep also gives ``batch_time``, a batched run's time as a fraction
+    of a fit alone, ``batch_bytes_per_n`` bytes per sample each batched run holds, ``batch_n2`` n x n
+    matrices the batch adds and ``batch_fixed_bytes_per_n`` bytes per sample the batch holds once."""
 
-    ``input_kind`` tells callers (the experiment runner) what ``fit`` takes:
-    ``"features"`` an (n, d) data matrix, ``"kernel"`` one (n, n) kernel (or a bank of one),
-    ``"kernels"`` a bank (m, n, n). ``fit_predict`` comes from ClusterMixin.
+    work_n2: float
+    seconds_at_1000: float
+    exponent: float
+    batch_time: float | None = None
+    batch_bytes_per_n: float = 0.0
+    batch_n2: float = 0.0
+    batch_fixed_bytes_per_n: float = 0.0
+
+
+class BaseClusterer(ClusterMixin, BaseEstimator):
+    """Base of every mkclust estimator, and the contract between an estimator and the workflow.
+
+    A registered estimator (:data:`mkclust.algorithms.ALGORITHMS`) declares, on its own class:
+
+    - ``input_kind``, what ``fit`` takes: ``"features"`` an (n, d) data matrix, ``"kernel"`` one
+      (n, n) kernel (or a bank of one), ``"kernels"`` a bank (m, n, n), ``"feature_maps"`` a list of
+      feature matrices or a bank;
+    - ``two_class_only``, True for methods defined for two clusters only (IterSVR, ODMC);
+    - ``cost``, its :class:`Cost` (memory and time of one fit, and of a batch);
+    - optionally ``fit_batch(estimators, X)`` (a classmethod fitting several settings on one input
+      together; ``batch_alone_first`` when the first run of a batch is fitted alone for its timing)
+      and :meth:`declines` / :meth:`fit_seconds` where its cost depends on its parameters.
+
+    ``tests/test_resources.py`` fails for a registered estimator that does not declare its own
+    ``cost``. ``fit_predict`` comes from ClusterMixin.
     """
 
     input_kind = "kernel"
-    #: True for methods defined for two clusters only (IterSVR, ODMC)
     two_class_only = False
+    cost: ClassVar[Cost]
+
+    @classmethod
+    def declines(cls, n: int, params: dict) -> bool:
+        """True when a fit on n samples with these parameters is refused without work (an N/A record,
+        :class:`NotFinished`): no memory and no time to plan for."""
+        return False
+
+    @classmethod
+    def fit_seconds(cls, n: int, params: dict) -> float:
+        """Estimated seconds of one fit on n samples on one core (the resource model's, before its
+        safety factor)."""
+        if cls.declines(n, params):
+            return 0.0
+        return cls.cost.seconds_at_1000 * (n / 1000) ** cls.cost.exponent
 
     def _validate_kernel(self, K) -> np.ndarray:
         """One (n, n) kernel, checked; and n_clusters checked against n."""

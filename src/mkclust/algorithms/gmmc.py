@@ -12,7 +12,7 @@ Boolean quadratic program min_y y'A y, whose SDP relaxation over M = yy' (M PSD,
     max_{z, t >= 0}  e'z - beta^2 t   subject to   A - Diag(z) + t ee' PSD,
 
 with cvxpy and SCS. M is the dual variable of the matrix inequality; the labels are the balanced
-thresholding (:func:`~mkclust.algorithms.itersvr.balanced_signs`) of M's leading eigenvector.
+thresholding (:func:`~mkclust.algorithms._labels.balanced_signs`) of M's leading eigenvector.
 
 **Time limit.** The SDP's cost grows as n^3 per SCS iteration (an eigendecomposition of an n x n
 matrix), so as in the ODMC paper (GMMC "did not return results on some data sets in two days") it
@@ -33,8 +33,8 @@ import cvxpy as cp
 import numpy as np
 from scipy.linalg import eigh
 
-from mkclust.algorithms.base import BaseClusterer, NotFinished, batch_groups
-from mkclust.algorithms.itersvr import balanced_signs
+from mkclust.algorithms.base import BaseClusterer, Cost, NotFinished, batch_groups
+from mkclust.algorithms._labels import balanced_signs
 from mkclust.kernels import center_kernel
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,21 @@ class GMMC(BaseClusterer):
     value), solver_status_, solver_seconds_, n_iter_ (SCS iterations), rank_one_ratio_ (the share of
     M's trace in its leading eigenvalue: 1 for an exact labelling).
     """
+
+    cost = Cost(work_n2=40, seconds_at_1000=2700, exponent=3)
+
+    @classmethod
+    def declines(cls, n: int, params: dict) -> bool:
+        """A set above ``max_n`` is declined without trying (NotFinished): no time, no memory."""
+        return n > int(params.get("max_n", n))
+
+    @classmethod
+    def fit_seconds(cls, n: int, params: dict) -> float:
+        """The n ** 3 estimate, capped by SCS's ``time_limit`` (plus 5 % of the estimate for the rest)."""
+        seconds = super().fit_seconds(n, params)
+        if params.get("time_limit"):
+            seconds = min(seconds, float(params["time_limit"]) + 0.05 * seconds)
+        return seconds
 
     two_class_only = True
 

@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from mkclust.algorithms.base import BaseClusterer
+from mkclust.algorithms.base import BaseClusterer, Cost
 from mkclust.algorithms.kmeans import kernel_kmeans
 
 log = logging.getLogger(__name__)
@@ -164,6 +164,8 @@ class GUMKL(BaseClusterer):
     kmedoids_trace_ (of the last k-medoids run, non-increasing), objective_increases_, n_iter_,
     intra_cluster_variances_ (E_v per kernel).
     """
+
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
 
     input_kind = "kernels"
 

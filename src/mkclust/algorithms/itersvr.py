@@ -19,26 +19,11 @@ import numpy as np
 from sklearn.svm import SVR
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, SharedStartBatch
+from mkclust.algorithms._labels import balanced_signs
+from mkclust.algorithms.base import BaseClusterer, Cost, SharedStartBatch
 from mkclust.algorithms.kmeans import KernelKMeans
 
 log = logging.getLogger(__name__)
-
-
-def balanced_signs(f: np.ndarray, l: float) -> np.ndarray:
-    """sgn(f) if |sum| <= l, else +1 for the n_+ largest f with n_+ the closest count in balance
-    (|sum| <= max(l, n mod 2): with n odd and l < 1 a sum of +-1 is the best attainable)."""
-    n = f.size
-    y = np.where(f >= 0, 1.0, -1.0)
-    if abs(y.sum()) <= l:
-        return y
-    lo, hi = int(np.ceil((n - l) / 2)), int(np.floor((n + l) / 2))
-    if lo > hi:  # l < 1 with n odd: |sum| = 1 is the best attainable
-        lo, hi = n // 2, (n + 1) // 2
-    n_pos = int(np.clip((y > 0).sum(), lo, hi))
-    y = -np.ones(n)
-    y[np.argsort(-f, kind="stable")[:n_pos]] = 1.0
-    return y
 
 
 class IterSVR(SharedStartBatch, BaseClusterer):
@@ -55,6 +40,8 @@ class IterSVR(SharedStartBatch, BaseClusterer):
     fit only through the k-means start, so runs of one kernel that reach the same balanced start
     are computed once (``shared_fit_`` on the copies; ``init_labels_`` stays each run's own).
     """
+
+    cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2)
 
     two_class_only = True
     PREPARE_KEY = ("balance", "n_clusters")

@@ -16,7 +16,7 @@ import logging
 import numpy as np
 from sklearn.cluster import KMeans
 
-from mkclust.algorithms.base import BaseClusterer
+from mkclust.algorithms.base import BaseClusterer, Cost
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +136,8 @@ class KernelKMeans(BaseClusterer):
     restart's initial centres, when seeded by centres).
     """
 
+    cost = Cost(work_n2=4, seconds_at_1000=2, exponent=2)
+
     def __init__(self, n_clusters=8, init="k-means++", n_init=10, max_iter=300, random_state=None):
         self.n_clusters = n_clusters
         self.init = init
@@ -189,6 +191,8 @@ class KMeansBaseline(BaseClusterer):
 
     Attributes: labels_, cluster_centers_, objective_ (inertia), n_iter_.
     """
+
+    cost = Cost(work_n2=0, seconds_at_1000=3, exponent=1)
 
     input_kind = "features"
 

@@ -47,7 +47,7 @@ Choices the paper leaves open (documented, tested):
   generation as the minimax relaxation it cites does (Li et al. 2009): an initial pool of
   ``n_pool`` kernel k-means runs (two clusters, random starts) and the balanced thresholdings of the
   leading eigenvectors of the centred kernel, each made balanced by
-  :func:`~mkclust.algorithms.itersvr.balanced_signs` (beta = ``balance``, default 0.03 n); then every
+  :func:`~mkclust.algorithms._labels.balanced_signs` (beta = ``balance``, default 0.03 n); then every
   ``generate_every`` steps the most violated labelling for the epoch's averaged alpha, argmin_y
   G(alpha, y) = argmax_y (y*d)'K(y*d), approximated by the balanced thresholding of the leading
   eigenvector of diag(d) K diag(d) followed by single-flip-pair improvements (``_most_violated``),
@@ -67,266 +67,15 @@ import time
 import numpy as np
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, leading_eigenvectors
-from mkclust.algorithms.itersvr import balanced_signs
-from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances
+from mkclust.algorithms._labels import (  # noqa: F401  (LANCZOS_*: the resource model's batch cost)
+    DENSE_LIMIT, EIGSH_TOL, LANCZOS_BLOCK, LANCZOS_STEPS, _most_violated_rows, _swap_improve, abs_maxima,
+    balanced_signs, kkm_signs, orient,
+)
+from mkclust.algorithms._odm import _label_products, dual_gradient, dual_objective, odm_kappa
+from mkclust.algorithms.base import BaseClusterer, Cost, leading_eigenvectors
 from mkclust.kernels import center_kernel
 
 log = logging.getLogger(__name__)
-
-#: largest n for dense eigensolvers; Lanczos (eigsh) above, to this tolerance
-DENSE_LIMIT = 400
-EIGSH_TOL = 1e-8
-#: the lockstep Lanczos of the label generation (leading_eigvecs_rows): rows per GEMM, most steps
-LANCZOS_BLOCK = 64
-LANCZOS_STEPS = 100
-
-
-def kkm_signs(K: np.ndarray, beta: float, rng) -> np.ndarray:
-    """A balanced labelling from one kernel k-means run (two random centres): +1 nearer cluster 0,
-    thresholded on the distance difference by :func:`~mkclust.algorithms.itersvr.balanced_signs`."""
-    lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng)._fit_checked(K).labels_
-    dist = cluster_distances(K, np.diag(K), lab, 2)
-    return balanced_signs(dist[:, 1] - dist[:, 0], beta)
-
-
-def odm_kappa(n: int, lambda_: float, theta: float) -> float:
-    """kappa = n (1 - theta)^2 / (4 lambda) of Eq. 3."""
-    return n * (1.0 - theta) ** 2 / (4.0 * lambda_)
-
-
-def _label_products(K, alpha, Y, KS):
-    """(Y as 2-D, alpha_1, alpha_2, S = y_k * (alpha_1 - alpha_2) rows, K s_k rows): one GEMM unless
-    ``KS`` is given."""
-    Y = np.atleast_2d(Y)
-    n = K.shape[0]
-    a1, a2 = alpha[:n], alpha[n:]
-    S = Y * (a1 - a2)[None, :]
-    return Y, a1, a2, S, (S @ K if KS is None else KS)
-
-
-def dual_objective(K: np.ndarray, alpha: np.ndarray, Y: np.ndarray, lambda_: float, nu: float, theta: float,
-                   KS: np.ndarray | None = None) -> np.ndarray:
-    """G(alpha, y_k) of Eq. 3 for every row y_k of ``Y`` ((|B|, n) or (n,)); vectorised, one GEMM.
-    ``KS`` may pass the precomputed (|B|, n) products (K s_k)'."""
-    Y, a1, a2, S, KS = _label_products(K, alpha, Y, KS)
-    kappa = odm_kappa(K.shape[0], lambda_, theta)
-    base = -kappa * (a1 @ a1 + a2 @ a2 / nu) + (1 - theta) * a1.sum() - (1 + theta) * a2.sum()
-    return -0.5 * np.einsum("kn,kn->k", S, KS) + base
-
-
-def dual_gradient(K: np.ndarray, alpha: np.ndarray, Y: np.ndarray, weights: np.ndarray, lambda_: float,
-                  nu: float, theta: float, KS: np.ndarray | None = None) -> np.ndarray:
-    """d/dalpha of sum_k weights_k G(alpha, y_k) (Eq. 3), a (2n,) vector."""
-    Y, a1, a2, _, KS = _label_products(K, alpha, Y, KS)
-    kappa = odm_kappa(K.shape[0], lambda_, theta)
-    w = np.asarray(weights, dtype=np.float64)
-    yks = w @ (Y * KS)                              # sum_k w_k y_k * (K s_k)
-    sw = w.sum()
-    return np.concatenate([-yks + sw * (-2 * kappa * a1 + (1 - theta)),
-                           yks + sw * (-2 * kappa * a2 / nu - (1 + theta))])
-
-
-def orient(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """y or -y, whichever agrees with ``ref`` on more samples (y on a tie): one clustering has one
-    orientation within a label set whose members are combined by a vote."""
-    return -y if y @ ref < 0 else y
-
-
-def _top_rows(vals: np.ndarray, member: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row r, the indices of the k largest ``vals[r]`` among the members ``member[r]`` (all of them
-    when fewer), largest first, ties in index order: ``flatnonzero(member[r])[argsort(-vals[r,
-    member[r]], kind="stable")[:k]]``, by one partition of the (m, n) array instead of m sorts.
-    Returns (idx, valid), both (m, k'), k' = min(k, n); the valid entries of a row come first."""
-    m, n = vals.shape
-    kk = min(int(k), n)
-    neg = np.where(member, -vals, np.inf)
-    idx = np.sort(np.argpartition(neg, kk - 1, axis=1)[:, :kk], axis=1)   # the kk smallest, in index order
-    kth = np.take_along_axis(neg, idx, axis=1).max(axis=1)
-    # a tie at the k-th value may have left out a lower index: take those rows' members exactly
-    for r in np.flatnonzero(np.isfinite(kth) & ((neg <= kth[:, None]).sum(axis=1) > kk)):
-        below, tie = np.flatnonzero(neg[r] < kth[r]), np.flatnonzero(neg[r] == kth[r])
-        idx[r] = np.sort(np.concatenate([below, tie[: kk - below.size]]))
-    v = np.take_along_axis(neg, idx, axis=1)
-    order = np.argsort(v, axis=1, kind="stable")                  # by value, ties in index order
-    return np.take_along_axis(idx, order, axis=1), np.isfinite(np.take_along_axis(v, order, axis=1))
-
-
-def abs_maxima(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(max_j |K_ij|, max_i |K_ij|): K's row and column maxima in absolute value, for :func:`_pair_rows`."""
-    A = np.abs(K)
-    return A.max(axis=1), A.max(axis=0)
-
-
-def _pair_rows(P, N, delta, absd, kmax, tol):
-    """The members of P and N that can be in a swap of gain > ``tol``: gain_ij = delta_i + delta_j - 8
-    d_i d_j K_ij <= delta_i + max_N delta + 8 |d_i| max_N |d| max_j |K_ij| (and likewise for j), so
-    a pair can only improve when both its members' bounds exceed tol (less a margin far above the
-    rounding of the gains). The pairs left out cannot hold the best swap, nor tie it, so the checked
-    block gives the same decision and the same first maximum as every pair of P x N (a 250 000-pair
-    block costs 2.5 ms at n = 1000; on german about 2% of each side is left)."""
-    dN, dP = delta[N].max(), delta[P].max()
-    aN, aP = absd[N].max(), absd[P].max()
-    bP = delta[P] + dN + 8 * absd[P] * aN * kmax[0][P]
-    bN = delta[N] + dP + 8 * absd[N] * aP * kmax[1][N]
-    mP = np.abs(delta[P]) + abs(dN) + 8 * absd[P] * aN * kmax[0][P]
-    mN = np.abs(delta[N]) + abs(dP) + 8 * absd[N] * aP * kmax[1][N]
-    return P[bP > tol - 1e-9 * mP], N[bN > tol - 1e-9 * mN]
-
-
-def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 200, n_candidates: int = 32,
-                  KT: np.ndarray | None = None, kmax: tuple | None = None) -> np.ndarray:
-    """Improve the balanced labellings Y ((m, n), +-1, changed in place and returned) by swaps, row r
-    for M_r = diag(D[r]) K diag(D[r]): while the best swap of one +1 and one -1 label (which keeps
-    e'y) increases y'M_r y. The swap gain is delta_i + delta_j - 8 M_ij with delta_i = 4 (M_ii -
-    y_i (M y)_i) the gain of flipping i alone. Each swap searches the pairs of the ``n_candidates``
-    best single flips of either sign first; only when none of those improves is every pair checked
-    (by :func:`_pair_rows`, only the pairs that can improve), so each result is swap-optimal. M y is
-    updated in O(n) per swap.
-
-    The rows run in lockstep, each exactly as alone: a swap round is elementwise over the (m, n)
-    arrays of the rows still swapping plus one (m, c, c) gather of K for the candidate pairs, so m
-    labellings cost about the Python overhead of one; the full pair check is per row. ``kmax`` may
-    pass :func:`abs_maxima` of K (else computed when first needed). ``KT`` may
-    pass K.T as a C-ordered array (the update reads K's columns as contiguous rows; K may be
-    symmetric only up to rounding)."""
-    m, n = Y.shape
-    KT = np.ascontiguousarray(K.T) if KT is None else KT
-    D = np.asarray(D, dtype=np.float64)
-    g = np.empty((m, n))
-    for r in range(m):                                        # M y per row (a GEMV, as one row alone)
-        g[r] = D[r] * (K @ (D[r] * Y[r]))
-    rows, y, d = np.arange(m), Y.copy(), D                    # the rows still swapping, compacted
-    mdiag = d * d * np.diag(K)[None, :]
-    for _ in range(int(max_swaps)):
-        delta = 4 * (mdiag - y * g)
-        pos, neg = y > 0, y < 0
-        npos, nneg = pos.sum(axis=1), neg.sum(axis=1)
-        tol = 1e-12 * np.maximum(1.0, np.abs(np.einsum("rn,rn->r", y, g)))
-        c, valid = _top_rows(np.concatenate([delta, delta]), np.concatenate([pos, neg]), n_candidates)
-        a = len(rows)
-        cp, cn, vp, vn = c[:a], c[a:], valid[:a], valid[a:]
-        dcp, dcn = np.take_along_axis(d, cp, axis=1), np.take_along_axis(d, cn, axis=1)
-        gain = (np.take_along_axis(delta, cp, axis=1)[:, :, None] + np.take_along_axis(delta, cn, axis=1)[:, None, :]
-                - 8 * (dcp[:, :, None] * dcn[:, None, :]) * K[cp[:, :, None], cn[:, None, :]])
-        gain[~(vp[:, :, None] & vn[:, None, :])] = -np.inf
-        flat = gain.reshape(a, -1)
-        best = flat.argmax(axis=1)
-        ar = np.arange(a)
-        found = flat[ar, best] > tol
-        I, J = cp[ar, best // cp.shape[1]], cn[ar, best % cn.shape[1]]
-        partial = (vp.sum(axis=1) < npos) | (vn.sum(axis=1) < nneg)
-        for r in np.flatnonzero(~found & partial & (npos > 0) & (nneg > 0)):   # every pair of this row
-            if kmax is None:
-                kmax = abs_maxima(K)
-            P, N = _pair_rows(np.flatnonzero(pos[r]), np.flatnonzero(neg[r]), delta[r], np.abs(d[r]), kmax, tol[r])
-            if P.size and N.size:
-                full = delta[r, P][:, None] + delta[r, N][None, :] - 8 * np.outer(d[r, P], d[r, N]) * K[np.ix_(P, N)]
-                i, j = np.unravel_index(np.argmax(full), full.shape)
-                if full[i, j] > tol[r]:
-                    found[r], I[r], J[r] = True, P[i], N[j]
-        found &= (npos > 0) & (nneg > 0)
-        if not found.all():                                   # these rows are done: write them back
-            Y[rows[~found]] = y[~found]
-            rows, y, g, d, mdiag, I, J = (v[found] for v in (rows, y, g, d, mdiag, I, J))
-            if not rows.size:
-                break
-            ar = np.arange(len(rows))
-        y[ar, I], y[ar, J] = -1.0, 1.0
-        g += 2 * d * (KT[J] * d[ar, J][:, None] - KT[I] * d[ar, I][:, None])   # y_i: +1 -> -1, y_j: -1 -> +1
-    Y[rows] = y
-    return Y
-
-
-def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, max_steps: int = LANCZOS_STEPS,
-                         block: int = LANCZOS_BLOCK) -> np.ndarray:
-    """Row r: the leading (largest algebraic) eigenvector of M_r = diag(D[r]) K diag(D[r]), for all
-    rows at once by Lanczos in lockstep (the rows' products M_r q_r are one GEMM (m, n) x (n, n), so
-    K is read once per step for every row, where m separate ``eigsh`` calls read it m times each).
-
-    Each row is its own Lanczos run started from D[r] (as ``eigsh(v0=d)``), with full
-    reorthogonalisation (twice), stopped when its Ritz pair (theta, v) has the residual bound
-    beta_k |s_k| <= ``tol`` |theta| (ARPACK's criterion, ``eigsh(tol=...)``), or when the Krylov space
-    is invariant, or after ``max_steps`` steps (the best Ritz vector then). Rows leave the GEMM as
-    they converge. The rows go ``block`` at a time, so the bases take at most block x max_steps x n
-    floats (51 kB per sample). Up to ``DENSE_LIMIT`` samples, the dense ``eigh`` of each M_r instead
-    (exact)."""
-    D = np.array(D, dtype=np.float64, ndmin=2)
-    m, n = D.shape
-    out = np.empty((m, n))
-    if n <= DENSE_LIMIT:
-        for r, d in enumerate(D):
-            vec = leading_eigenvectors(None, n, 1, dense=lambda d=d: K * np.outer(d, d), dense_limit=DENSE_LIMIT)[1]
-            out[r] = vec[:, 0]
-        return out
-    if m > block:
-        for start in range(0, m, block):
-            out[start:start + block] = leading_eigvecs_rows(K, D[start:start + block], tol, max_steps, block)
-        return out
-    steps = min(int(max_steps), n)
-    rows = np.arange(m)                                       # the running rows; the arrays below are theirs
-    q = D / np.linalg.norm(D, axis=1, keepdims=True)
-    Q = np.empty((m, min(steps, 16), n))                      # each row's Lanczos basis (grown on demand)
-    al, be = np.zeros((m, steps)), np.zeros((m, steps))
-    d, q_prev, b_prev = D, np.zeros((m, n)), np.zeros(m)
-    for k in range(steps):
-        if k == Q.shape[1]:
-            Q = np.concatenate([Q, np.empty((len(rows), min(k, steps - k), n))], axis=1)
-        Q[:, k] = q
-        w = d * ((d * q) @ K.T)                               # M_r q_r for every running row: one GEMM
-        al[:, k] = np.einsum("rn,rn->r", w, q)
-        w -= al[:, k, None] * q + b_prev[:, None] * q_prev
-        Qk = Q[:, : k + 1]
-        for _ in range(2):                                    # full reorthogonalisation, twice
-            w -= np.matmul(np.matmul(Qk, w[:, :, None]).transpose(0, 2, 1), Qk)[:, 0]
-        b = np.linalg.norm(w, axis=1)
-        be[:, k] = b
-        i = np.arange(k + 1)
-        T = np.zeros((len(rows), k + 1, k + 1))               # the tridiagonal T_k of every running row
-        T[:, i, i] = al[:, : k + 1]
-        T[:, i[:-1], i[1:]] = T[:, i[1:], i[:-1]] = be[:, :k]
-        theta, S = np.linalg.eigh(T)
-        s, top = S[:, :, -1], np.abs(theta[:, -1])            # the largest Ritz value and its vector
-        done = (b * np.abs(s[:, -1]) <= tol * np.maximum(top, np.finfo(float).tiny))
-        done |= b <= 1e-14 * np.maximum(top, 1.0)             # an invariant subspace: exact
-        if k == steps - 1 and not done.all():
-            log.debug("Lanczos: %d of %d rows not converged in %d steps; their best Ritz vectors are used",
-                      int((~done).sum()), m, steps)
-            done[:] = True
-        if done.any():
-            out[rows[done]] = np.matmul(s[done][:, None, :], Qk[done])[:, 0]
-            keep = ~done
-            rows, w, b, q, d, Q, al, be = (v[keep] for v in (rows, w, b, q, d, Q, al, be))
-            if not rows.size:
-                break
-        q_prev, b_prev = q, b
-        q = w / b[:, None]
-    return out
-
-
-def _most_violated_rows(K: np.ndarray, D: np.ndarray, betas, max_swaps: int = 200, n_candidates: int = 32,
-                        KT: np.ndarray | None = None, kmax: tuple | None = None) -> np.ndarray:
-    """Row r: a balanced y maximising y'M_r y, M_r = diag(D[r]) K diag(D[r]) (= argmax_y (y*d)'K(y*d)
-    = argmin_y G(alpha, y) for d = alpha_1 - alpha_2), -betas[r] <= e'y <= betas[r].
-
-    Start: the balanced thresholding of M_r's leading eigenvector (:func:`leading_eigvecs_rows`, all
-    rows in one lockstep Lanczos; M_r is never formed). Then the swaps of :func:`_swap_improve`, for
-    all rows in lockstep."""
-    D = np.array(D, dtype=np.float64, ndmin=2)
-    zero = ~D.any(axis=1)
-    D[zero] = 1.0                                             # alpha = 0: every y has the same G
-    vecs = leading_eigvecs_rows(K, D)
-    Y = np.array([balanced_signs(v, beta) for v, beta in zip(vecs, betas)], dtype=np.float64).reshape(D.shape)
-    return _swap_improve(K, D, Y, max_swaps=max_swaps, n_candidates=n_candidates, KT=KT, kmax=kmax)
-
-
-def _most_violated(K: np.ndarray, d: np.ndarray, beta: float, max_swaps: int = 200, n_candidates: int = 32,
-                   KT: np.ndarray | None = None, kmax: tuple | None = None) -> np.ndarray:
-    """One row of :func:`_most_violated_rows`: a balanced y maximising y'My, M = diag(d) K diag(d).
-    A caller that generates many labels on one K passes ``KT`` (C-ordered K.T) and ``kmax``
-    (:func:`abs_maxima`) once, instead of an n x n pass each."""
-    return _most_violated_rows(K, d[None, :], [beta], max_swaps, n_candidates, KT, kmax)[0]
-
 
 class ODMC(BaseClusterer):
     """Optimal margin distribution clustering (see the module docstring).
@@ -356,6 +105,13 @@ class ODMC(BaseClusterer):
     averaged point), duality_gap_, gap_trace_, n_labels_trace_, n_iter_, converged_, tau_, step_
     (a, b, eta of the last epoch).
     """
+
+    #: the batch: per batched run its label set (int8), alpha and running sums, the step's temporaries
+    #: and its fitted attributes (400 bytes per sample); K's transpose for the label generation (one n x n);
+    #: once, the lockstep Lanczos bases of one block of chains. A batched run costs 0.3 of a fit alone
+    #: (bench_odmc.py --batch 64 --alone 4: 0.28 at n = 1000, 0.22 at n = 3000); alone, 1.15 s at n = 1000
+    cost = Cost(work_n2=6, seconds_at_1000=2, exponent=1.7, batch_time=0.3, batch_bytes_per_n=400, batch_n2=1,
+                batch_fixed_bytes_per_n=LANCZOS_BLOCK * LANCZOS_STEPS * 8)
 
     two_class_only = True
 

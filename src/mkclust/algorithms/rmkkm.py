@@ -43,7 +43,7 @@ import logging
 
 import numpy as np
 
-from mkclust.algorithms.base import BaseClusterer
+from mkclust.algorithms.base import BaseClusterer, Cost
 from mkclust.algorithms.kmeans import _reseed_empty
 
 log = logging.getLogger(__name__)
@@ -278,6 +278,8 @@ class RMKKM(_RobustBase):
     ``"algorithm1"``), n_iter_.
     """
 
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+
     input_kind = "kernels"
     SEARCHES = ("algorithm1", "authors")
 
@@ -320,6 +322,8 @@ class RKKM(_RobustBase):
     weights (A by Eq. 12, Z by Eq. 15, D by Eq. 13). Attributes as :class:`RMKKM` (kernel_weights_
     is [1.0])."""
 
+    cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2)
+
     input_kind = "kernel"
 
     def __init__(self, n_clusters=8, n_init=1, max_iter=100, tol=1e-6, random_state=None):
@@ -347,6 +351,8 @@ class MKKM(BaseClusterer):
 
     Attributes: labels_, kernel_weights_ (w, summing to 1), objective_, objective_trace_, n_iter_.
     """
+
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
 
     input_kind = "kernels"
 

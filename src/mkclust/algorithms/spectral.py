@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, check_affinity, leading_eigenvectors
+from mkclust.algorithms.base import BaseClusterer, Cost, check_affinity, leading_eigenvectors
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,8 @@ class SpectralClustering(_SpectralBase):
     the embedding), n_iter_.
     """
 
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+
     LAPLACIANS = ("normalized", "unnormalized")
 
     def __init__(self, n_clusters=8, n_init=10, negative="error", laplacian="normalized", random_state=None):
@@ -148,6 +150,8 @@ class NormalizedCut(_SpectralBase):
 
     Parameters and attributes as :class:`SpectralClustering` (embedding_ = D^-1/2 U).
     """
+
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
 
     def _rows(self, U, dinv):
         return U * dinv[:, None]

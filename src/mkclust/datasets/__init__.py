@@ -53,7 +53,7 @@ class Dataset:
         return int(self.y.max()) + 1 if self.y.size else 0
 
     def save(self, path) -> None:
-        """Write the processed-dataset ``.npz`` contract (DESIGN.md) atomically."""
+        """Write the processed-dataset ``.npz`` contract (docs/architecture.md) atomically."""
         arrays = {"y": self.y, "meta": np.array(json.dumps(self.meta))}
         if sp.issparse(self.X):
             X = sp.csr_matrix(self.X)

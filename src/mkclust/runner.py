@@ -1,0 +1,262 @@
+"""Running: a planned group of runs on its data set and kernel bank -> one run record per run
+(the record's fields: ``docs/architecture.md``). Also builds data sets and kernel banks from their
+planned specs. Called by the workflow's scripts; never imports the planner's configuration logic
+beyond the :class:`~mkclust.experiments.Run` it is given."""
+
+from __future__ import annotations
+
+import logging
+import platform
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_info
+
+from mkclust import metrics as _metrics
+from mkclust._pseudo import IMBALANCED_ABOVE, class_imbalance, input_key, resolve_balance, split_pseudo
+from mkclust._validation import ConfigError
+from mkclust.algorithms import ALGORITHMS, get_estimator
+from mkclust.algorithms.base import NotFinished
+from mkclust.datasets import Dataset, load
+from mkclust.experiments import _BUILD_KEYS, Run, _bank_options
+from mkclust.kernels import BANKS, KernelBank, apply_preprocess, build_bank
+from mkclust.resources import peak_rss_mb
+
+log = logging.getLogger("mkclust.runner")
+
+# ------------------------------------------------------------------------------------------------
+# building datasets and banks
+# ------------------------------------------------------------------------------------------------
+
+
+def make_dataset(spec: dict, raw_dir=None, mirror=None) -> Dataset:
+    """Load a dataset from its planned spec ``{loader, options}``; downloadable sets take their raw
+    files from ``mirror`` (else ``$MKCLUST_DATA_MIRROR``) or download them into ``raw_dir``."""
+    return load(spec["loader"], raw_dir=raw_dir, mirror=mirror, **spec.get("options", {}))
+
+
+def make_bank(spec: dict, ds: Dataset) -> KernelBank:
+    """Build a kernel bank from its config spec on a dataset; a per-view bank (``views_linear``) takes
+    the dataset's view blocks from its meta unless given."""
+    opts = _bank_options(spec)
+    if BANKS[spec["bank"]].per_view and "views" not in opts:
+        if "views" not in ds.meta:
+            raise ConfigError(f"bank {spec['bank']} needs a multi-view dataset; {ds.meta.get('name')} has no views")
+        opts["views"] = ds.meta["views"]
+    build = {k: spec[k] for k in _BUILD_KEYS if spec.get(k) is not None}
+    return build_bank(spec["bank"], ds.X, preprocess=spec.get("preprocess", "none"), **build, **opts)
+
+
+# ------------------------------------------------------------------------------------------------
+# one run
+# ------------------------------------------------------------------------------------------------
+
+
+def _versions() -> dict:
+    """Versions of the packages a result depends on (read from metadata: nothing is imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("mkclust", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def _jsonable(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return v
+
+
+STANDARD_ATTRS = {"labels_", "objective_", "objective_trace_", "n_iter_", "kernel_weights_"}
+
+
+def _diagnostics(est, max_size: int = 1000) -> dict:
+    """Fitted attributes beyond the standard ones that are small enough to keep in a record."""
+    out = {}
+    for k, v in vars(est).items():
+        if not k.endswith("_") or k.startswith("_") or k in STANDARD_ATTRS:
+            continue
+        if isinstance(v, np.ndarray) and v.size > max_size:
+            continue
+        if isinstance(v, (list, tuple)) and len(v) > max_size:
+            continue
+        if v is None or isinstance(v, (int, float, str, bool, np.ndarray, np.generic, list, tuple, dict)):
+            out[k] = _jsonable(v)
+    return out
+
+
+def run_one(run: Run, dataset_path, bank_path=None) -> dict:
+    """Fit ``run``'s estimator on its dataset and bank and return the run record (docs/architecture.md)."""
+    return run_group([run], dataset_path, bank_path)[0]
+
+
+def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
+    """Fit the runs of one group (same estimator, dataset and bank; one per seed, and one per value
+    of each batched parameter), loading the dataset and the bank once; returns their records in
+    order."""
+    if len({r.group for r in runs}) != 1:
+        raise ValueError("run_group takes the runs of one group")
+    ds = Dataset.load(dataset_path)
+    input_kind = ALGORITHMS[runs[0].estimator].input_kind
+    bank = None if input_kind == "features" else KernelBank.load(bank_path)
+    split = [split_pseudo(r.params) for r in runs]
+    imbalance = class_imbalance(ds.y)
+    derived = []
+    for params, pseudo in split:
+        params.setdefault("n_clusters", ds.n_classes)
+        derived.append(resolve_balance(params, pseudo, ds.n, imbalance))
+    if any(derived):
+        log.info("%s is imbalanced (class imbalance %.3f > %g): balance %s", runs[0].dataset, imbalance,
+                 IMBALANCED_ABOVE, sorted({d["balance"] for d in derived if d}))
+    inputs: dict[str, list[int]] = {}  # the runs on each input (a batch over alpha, beta shares one)
+    for k, (_, pseudo) in enumerate(split):
+        inputs.setdefault(input_key(pseudo), []).append(k)
+    batching = hasattr(ALGORITHMS[runs[0].estimator], "fit_batch")
+    records: list = [None] * len(runs)
+    for idx in inputs.values():
+        pseudo = split[idx[0]][1]
+        if input_kind == "features":
+            data, kernel_name = apply_preprocess(ds.X, pseudo.get("preprocess")), None
+            data = data.toarray() if hasattr(data, "toarray") else data
+        elif input_kind == "kernel":
+            data, kernel_name = bank.select(pseudo.get("kernel"))
+        else:
+            data, kernel_name = _bank_input(bank, input_kind, pseudo)
+        # an estimator with fit_batch fits the runs on one input together; one that says
+        # batch_alone_first (ODMC) fits the first alone, so that its seconds per iteration are
+        # those of one fit
+        first = getattr(ALGORITHMS[runs[0].estimator], "batch_alone_first", False)
+        alone = (idx[:1] if first else []) if batching and pseudo.get("fit_subset") is None else idx
+        for k in alone:
+            run, params = runs[k], split[k][0]
+            log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
+            est = get_estimator(run.estimator, random_state=run.seed, **params)
+            records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
+        batch = idx[len(alone):]
+        if batch:
+            fitted = _fit_batch_records([(runs[k], split[k][0]) for k in batch], data, ds, kernel_name)
+            for k, rec in zip(batch, fitted):
+                records[k] = rec
+    for rec, d in zip(records, derived):
+        rec["derived_params"] = d
+    return records
+
+
+def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name) -> list[dict]:
+    """Records of (run, estimator parameters) pairs fitted together by their estimator's
+    ``fit_batch``; each run's fit_seconds and cpu_seconds are the batch's divided by its runs. A
+    fit that did not finish inside the batch holds its NotFinished in ``not_finished_`` (GMMC) and
+    is recorded as N/A with its reason, as a NotFinished raised by ``fit``."""
+    ests = [get_estimator(run.estimator, random_state=run.seed, **params) for run, params in batch]
+    log.info("fit %d runs of %s (%s) on %s/%s in one batch", len(batch), batch[0][0].algorithm,
+             batch[0][0].estimator, batch[0][0].dataset, batch[0][0].bank)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    type(ests[0]).fit_batch(ests, data)
+    share = ((time.perf_counter() - wall0) / len(batch), (time.process_time() - cpu0) / len(batch))
+    return [_fit_record(run, est, data, ds, params, kernel_name, fitted=share)
+            for (run, params), est in zip(batch, ests)]
+
+
+def _bank_input(bank: KernelBank, input_kind: str, pseudo: dict):
+    """The input of a multi-kernel estimator: the Gram stack, or for ``feature_maps`` estimators the
+    feature matrices of a features bank; restricted by the ``kernel`` / ``n_kernels`` pseudo-params."""
+    idx = list(range(bank.n_kernels))
+    if pseudo.get("n_kernels") is not None:
+        M = int(pseudo["n_kernels"])
+        if not 1 <= M <= bank.n_kernels:
+            raise ConfigError(f"n_kernels={M} is out of range for a bank of {bank.n_kernels} kernels")
+        idx = idx[:M]
+    if pseudo.get("kernel") is not None:
+        choice = pseudo["kernel"]
+        if choice == "ew":
+            raise ConfigError("kernel=ew is for single-kernel estimators")
+        if not 0 <= int(choice) < bank.n_kernels:
+            raise ConfigError(f"kernel={choice} is out of range for a bank of {bank.n_kernels} kernels")
+        idx = [int(choice)]
+    names = [bank.names[i] for i in idx]
+    if input_kind == "feature_maps" and bank.kind == "features":
+        feats = bank.feature_list()
+        return [feats[i] for i in idx], names
+    if len(idx) == 1:
+        return bank.kernel(idx[0])[None], names
+    K = bank.gram()
+    return (K if len(idx) == K.shape[0] else K[idx]), names
+
+
+def _subset_fit(est, data, n: int, size: int, seed: int) -> np.ndarray:
+    """Fit on a random subset of ``size`` samples and label all n with ``predict``."""
+    if not 2 <= size <= n:
+        raise ConfigError(f"fit_subset={size} must lie in [2, {n}]")
+    S = np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False))
+    if isinstance(data, list):
+        est.fit([F[S] for F in data])
+        return est.predict(data)
+    est.fit(data[:, S][:, :, S])
+    return est.predict(data[:, :, S])
+
+
+def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit_subset=None,
+                fitted: tuple[float, float] | None = None) -> dict:
+    """Fit ``est`` and return the run's record; ``fitted`` = (wall, cpu seconds): ``est`` was fitted
+    already (in a batch) and those are its seconds."""
+    blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
+    if fitted is None:
+        log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
+                 run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    status, reason = "ok", ""
+    try:
+        if fitted is not None:
+            if getattr(est, "not_finished_", None) is not None:  # declined within its batch
+                raise est.not_finished_
+            labels = np.asarray(est.labels_)
+        elif fit_subset is None:
+            est.fit(data)
+            labels = np.asarray(est.labels_)
+        else:
+            labels = np.asarray(_subset_fit(est, data, ds.n, int(fit_subset), run.seed))
+    except NotFinished as exc:  # declined or out of budget (GMMC): an N/A cell with the reason
+        status, reason, labels = "not_finished", str(exc), None  # not "n/a": pandas reads that as NA
+        log.warning("%s on %s: N/A (%s)", run.algorithm, run.dataset, reason)
+    fit_seconds, cpu_seconds = fitted or (time.perf_counter() - wall0, time.process_time() - cpu0)
+    if labels is None:
+        scores = {name: float("nan") for name in _metrics.METRICS}
+    else:
+        scores = _metrics.evaluate(ds.y, labels)
+    rec = {
+        "experiment": run.experiment, "algorithm": run.algorithm, "estimator": run.estimator,
+        "dataset": run.dataset, "bank": run.bank, "params": run.params, "param_id": run.param_id,
+        "seed": run.seed, "n": ds.n, "n_clusters": int(params["n_clusters"]), "kernel_name": kernel_name,
+        "status": status, "reason": reason,
+        "labels": [] if labels is None else labels.tolist(), "metrics": scores,
+        "cluster_sizes": [] if labels is None else np.bincount(labels, minlength=int(params["n_clusters"])).tolist(),
+        "objective": _jsonable(getattr(est, "objective_", None)),
+        "objective_trace": _jsonable(getattr(est, "objective_trace_", None)),
+        "kernel_weights": _jsonable(getattr(est, "kernel_weights_", None)),
+        "n_iter": _jsonable(getattr(est, "n_iter_", None)),
+        "fit_seconds": fit_seconds, "cpu_seconds": cpu_seconds,
+        "peak_rss_mb": peak_rss_mb(),
+        "timing": run.timing, "blas_threads": blas_threads, "dataset_flags": ds.meta.get("flags", []),
+        "versions": _versions(), "diagnostics": _diagnostics(est),
+    }
+    if labels is not None and fit_subset is None and not run.timing and hasattr(est, "objective_at"):
+        # the model's objective at its own labels and at the true ones (labels fixed, same kernels and
+        # parameters): a diagnostic of where a gap comes from, read after the fit and never used to
+        # choose anything
+        rec["diagnostics"]["objective_at_labels"] = est.objective_at(labels)
+        rec["diagnostics"]["objective_at_true_labels"] = est.objective_at(ds.y)
+    log.info("done in %.3f s (cpu %.3f s): %s", fit_seconds, cpu_seconds,
+             ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
+    return rec
