@@ -203,3 +203,24 @@ def test_leading_eigenvectors_of_a_spectrum_clustered_at_one_value():
     W = np.eye(60) + 1e-90  # near-identity affinity: every sample its own component
     est = SpectralClustering(3, laplacian="unnormalized", random_state=0).fit(W)
     assert est.labels_.shape == (60,) and len(np.unique(est.labels_)) == 3
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_parameters_are_checked_before_any_work_naming_the_parameter(name):
+    """Every registered estimator states its parameters' constraints once (scikit-learn's
+    ``_parameter_constraints``) and checks them all before fitting: a bad value is an error that
+    names the parameter, the value and what is allowed."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    cls = ALGORITHMS[name]
+    assert set(cls._parameter_constraints) == set(cls().get_params()), "a parameter without its constraint"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    K = X @ X.T + np.eye(30)
+    data = X if cls.input_kind == "features" else np.stack([K, K]) if cls.input_kind in ("kernels", "feature_maps") else K
+    with pytest.raises(InvalidParameterError, match="'random_state' parameter of .* Got 'abc' instead"):
+        cls(n_clusters=2, random_state="abc").fit(data)
+    ints = [p for p, c in cls._parameter_constraints.items() if p in ("max_iter", "n_init")]
+    for p in ints:   # max_iter = 0 or n_init = 0 would return an unfitted (or best-possible) objective
+        with pytest.raises(InvalidParameterError, match=f"'{p}' parameter of {cls.__name__} must be an int in the range"):
+            cls(n_clusters=2, **{p: 0}).fit(data)

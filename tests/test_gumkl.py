@@ -115,7 +115,7 @@ def test_gumkl_fit_refinement_and_weights(views):
     again = GUMKL(n_clusters=4, p=2.5).fit(K)
     np.testing.assert_array_equal(again.labels_, est.labels_)
     assert get_estimator("gumkl", n_clusters=4, p=3).p == 3
-    with pytest.raises(ValueError, match="p must be >= 1"):
+    with pytest.raises(ValueError, match=r"'p' parameter of GUMKL must be a float in the range \[1.0, inf\)"):
         GUMKL(n_clusters=4, p=0.5).fit(K)
 
 

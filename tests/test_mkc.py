@@ -217,7 +217,7 @@ def test_balanced_signs_against_brute_force():
 def test_default_C_per_problem_and_bad_C():
     assert MKC(n_clusters=2)._C() == 30.0 and MKC(n_clusters=4)._C() == 10.0 and MKC(C=2.5)._C() == 2.5
     X, _ = blobs(2, n=10)
-    with pytest.raises(ValueError, match="C must be positive"):
+    with pytest.raises(ValueError, match=r"'C' parameter of MKC must be a float in the range \(0.0, inf\)"):
         MKC(C=0.0).fit(build_bank("mkc3", X).gram())
 
 

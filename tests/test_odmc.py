@@ -146,7 +146,7 @@ def test_odmc_parameters_and_registry():
         ODMC(n_clusters=3).fit(K)
     with pytest.raises(ValueError, match="theta"):
         ODMC(theta=1.0).fit(K)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match=r"'lambda_' parameter of ODMC must be a float in the range \(0.0, inf\)"):
         ODMC(lambda_=0.0).fit(K)
     a = get_estimator("odmc", lambda_=10.0, max_iter=200, random_state=3).fit(K)
     b = ODMC(lambda_=10.0, max_iter=200, random_state=3).fit(K)

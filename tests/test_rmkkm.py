@@ -134,7 +134,7 @@ def test_rmkkm_clusters_separated_blobs_and_is_deterministic(blobs):
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert a.objective_ == b.objective_
     assert get_estimator("rmkkm", n_clusters=3, gamma=0.5).gamma == 0.5
-    with pytest.raises(ValueError, match="gamma must lie in"):
+    with pytest.raises(ValueError, match=r"'gamma' parameter of RMKKM must be a float in the range \(0.0, 1.0\)"):
         RMKKM(n_clusters=3, gamma=1.5).fit(K)
 
 
@@ -180,7 +180,7 @@ def test_aasc_objective_weights_and_blobs(blobs):
     for _ in range(1000):
         u = rng.dirichlet(np.ones(5))
         assert (u**2) @ a >= (v**2) @ a - 1e-12
-    with pytest.raises(ValueError, match="p must be > 1"):
+    with pytest.raises(ValueError, match=r"'p' parameter of AASC must be a float in the range \(1.0, inf\)"):
         AASC(n_clusters=3, p=1.0).fit(K[:2])
 
 
@@ -253,7 +253,7 @@ def test_authors_search_runs_its_fixed_outer_iterations(digits17, blobs):
     assert metrics.acc(y, a.labels_) == 1.0
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert a.objective_ == b.objective_
-    with pytest.raises(ValueError, match="search must be one of"):
+    with pytest.raises(ValueError, match=r"'search' parameter of RMKKM must be a str among"):
         RMKKM(n_clusters=3, search="code").fit(Kb)
-    with pytest.raises(ValueError, match="inner_n_init must be an integer"):
+    with pytest.raises(ValueError, match=r"'inner_n_init' parameter of RMKKM must be an int in the range \[1, inf\)"):
         RMKKM(n_clusters=3, search="authors", inner_n_init=0).fit(Kb)

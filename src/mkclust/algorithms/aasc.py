@@ -21,6 +21,8 @@ max_k a_k so the update stays finite.
 
 from __future__ import annotations
 
+from numbers import Real
+
 import logging
 
 import numpy as np
@@ -28,7 +30,9 @@ import scipy.linalg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, Cost, check_affinity
+from mkclust.algorithms.base import (
+    BaseClusterer, check_affinity, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE_INT, StrOptions,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +66,10 @@ class AASC(BaseClusterer):
     """
 
     cost = Cost(work_n2=8, seconds_at_1000=10, exponent=3)
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS, "p": [Interval(Real, 1, None, closed="neither")], "n_init": [POSITIVE_INT],
+        "max_iter": [POSITIVE_INT], "tol": [NONNEG], "negative": [StrOptions({"error", "clip"})],
+    }
 
     input_kind = "kernels"
 
@@ -76,8 +84,6 @@ class AASC(BaseClusterer):
 
     def fit(self, K, y=None):
         W = np.stack([check_affinity(Wk, self.negative) for Wk in self._validate_kernel(K)])
-        if not float(self.p) > 1.0:
-            raise ValueError(f"p must be > 1, got {self.p}")
         m, n, _ = W.shape
         c, p = self.n_clusters, float(self.p)
         deg = W.sum(axis=2)

@@ -6,6 +6,7 @@ import copy
 import logging
 import time
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Callable, ClassVar
 
 import numpy as np
@@ -13,6 +14,7 @@ import scipy.linalg
 import scipy.sparse.linalg
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions  # noqa: F401  (re-exported to the estimators)
 
 from mkclust._validation import check_features, check_kernels, check_n_clusters
 
@@ -60,6 +62,14 @@ class Cost:
     batch_fixed_bytes_per_n: float = 0.0
 
 
+#: constraints shared by many estimators' parameters
+POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+NONNEG_INT = Interval(Integral, 0, None, closed="left")
+POSITIVE = Interval(Real, 0, None, closed="neither")
+NONNEG = Interval(Real, 0, None, closed="left")
+COMMON_CONSTRAINTS = {"n_clusters": [POSITIVE_INT], "random_state": ["random_state"]}
+
+
 class BaseClusterer(ClusterMixin, BaseEstimator):
     """Base of every mkclust estimator, and the contract between an estimator and the workflow.
 
@@ -81,6 +91,15 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     input_kind = "kernel"
     two_class_only = False
     cost: ClassVar[Cost]
+    #: scikit-learn's parameter constraints (``sklearn.utils._param_validation``): every estimator
+    #: states each parameter's type and range once; :meth:`_check_params` validates them all before
+    #: any work, and an error names the parameter, its value and what is allowed
+    _parameter_constraints: ClassVar[dict] = {}
+
+    def _check_params(self):
+        """Every parameter against ``_parameter_constraints`` (scikit-learn's ``_validate_params``);
+        an estimator with checks that involve several parameters extends this."""
+        self._validate_params()
 
     @classmethod
     def declines(cls, n: int, params: dict) -> bool:
@@ -97,7 +116,9 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         return cls.cost.seconds_at_1000 * (n / 1000) ** cls.cost.exponent
 
     def _validate_kernel(self, K) -> np.ndarray:
-        """One (n, n) kernel, checked; and n_clusters checked against n."""
+        """The parameters (:meth:`_check_params`), then one (n, n) kernel (a bank for ``kernels``
+        estimators), checked; and n_clusters checked against n."""
+        self._check_params()
         K = check_kernels(K, allow_multiple=self.input_kind == "kernels")
         self._check_n_clusters(K.shape[1])
         return K if self.input_kind == "kernels" else K[0]
@@ -125,6 +146,7 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         return best
 
     def _validate_features(self, X) -> np.ndarray:
+        self._check_params()
         X = check_features(X)
         check_n_clusters(self.n_clusters, X.shape[0])
         return X

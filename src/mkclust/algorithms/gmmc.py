@@ -33,7 +33,9 @@ import cvxpy as cp
 import numpy as np
 from scipy.linalg import eigh
 
-from mkclust.algorithms.base import BaseClusterer, Cost, NotFinished, batch_groups
+from mkclust.algorithms.base import (
+    BaseClusterer, batch_groups, COMMON_CONSTRAINTS, Cost, NONNEG, NotFinished, POSITIVE, POSITIVE_INT,
+)
 from mkclust.algorithms._labels import balanced_signs
 from mkclust.kernels import center_kernel
 
@@ -93,6 +95,8 @@ class GMMC(BaseClusterer):
     """
 
     cost = Cost(work_n2=40, seconds_at_1000=2700, exponent=3)
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "C": [POSITIVE], "balance": [NONNEG, None], "eps": [POSITIVE],
+                              "max_n": [POSITIVE_INT, None], "time_limit": [POSITIVE, None], "center": ["boolean"]}
 
     @classmethod
     def declines(cls, n: int, params: dict) -> bool:
@@ -167,9 +171,6 @@ class GMMC(BaseClusterer):
         if not C > 0:
             raise ValueError(f"C must be positive, got {self.C}")
         return C
-
-    def _check_params(self):
-        self._C()
 
     def _prepare(self, K):
         """The (centred) kernel and beta; raises NotFinished above max_n."""

@@ -28,13 +28,17 @@ medoid, argmin_j sum_i Dm_ij. Ties go to the lowest index, so the result is dete
 
 from __future__ import annotations
 
+from numbers import Real
+
 import logging
 import math
 import warnings
 
 import numpy as np
 
-from mkclust.algorithms.base import BaseClusterer, Cost
+from mkclust.algorithms.base import (
+    BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE_INT, StrOptions,
+)
 from mkclust.algorithms.kmeans import kernel_kmeans
 
 log = logging.getLogger(__name__)
@@ -166,6 +170,9 @@ class GUMKL(BaseClusterer):
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "p": [Interval(Real, 1, None, closed="left"), StrOptions({"inf"})],
+                              "max_iter": [POSITIVE_INT], "kmedoids_max_iter": [POSITIVE_INT], "tol": [NONNEG],
+                              "refine": ["boolean"]}
 
     input_kind = "kernels"
 
@@ -181,9 +188,7 @@ class GUMKL(BaseClusterer):
 
     def fit(self, K, y=None):
         K = self._validate_kernel(K)
-        p = float(self.p)
-        if not p >= 1.0:
-            raise ValueError(f"p must be >= 1 (or inf), got {self.p}")
+        p = float(self.p)   # >= 1 or inf (_parameter_constraints)
         V = K.shape[0]
 
         w = np.full(V, 1.0 / V)

@@ -20,7 +20,9 @@ from sklearn.svm import SVR
 from sklearn.utils import check_random_state
 
 from mkclust.algorithms._labels import balanced_signs
-from mkclust.algorithms.base import BaseClusterer, Cost, SharedStartBatch
+from mkclust.algorithms.base import (
+    BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, SharedStartBatch,
+)
 from mkclust.algorithms.kmeans import KernelKMeans
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,10 @@ class IterSVR(SharedStartBatch, BaseClusterer):
     """
 
     cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2)
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS, "C": [POSITIVE], "balance": [NONNEG, None], "max_iter": [POSITIVE_INT],
+        "svr_epsilon": [NONNEG],
+    }
 
     two_class_only = True
     PREPARE_KEY = ("balance", "n_clusters")
@@ -54,10 +60,6 @@ class IterSVR(SharedStartBatch, BaseClusterer):
         self.balance = balance
         self.max_iter = max_iter
         self.random_state = random_state
-
-    def _check_params(self):
-        if self.balance is not None and float(self.balance) < 0:
-            raise ValueError(f"balance must be >= 0, got {self.balance}")
 
     def _prepare(self, K):
         K = self._validate_kernel(K)

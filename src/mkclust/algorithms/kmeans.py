@@ -16,7 +16,7 @@ import logging
 import numpy as np
 from sklearn.cluster import KMeans
 
-from mkclust.algorithms.base import BaseClusterer, Cost
+from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, Cost, POSITIVE_INT, StrOptions
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +137,10 @@ class KernelKMeans(BaseClusterer):
     """
 
     cost = Cost(work_n2=4, seconds_at_1000=2, exponent=2)
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random", "random-partition"}), "array-like"],
+        "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT],
+    }
 
     def __init__(self, n_clusters=8, init="k-means++", n_init=10, max_iter=300, random_state=None):
         self.n_clusters = n_clusters
@@ -193,6 +197,8 @@ class KMeansBaseline(BaseClusterer):
     """
 
     cost = Cost(work_n2=0, seconds_at_1000=3, exponent=1)
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random"}), "array-like"],
+                              "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT]}
 
     input_kind = "features"
 

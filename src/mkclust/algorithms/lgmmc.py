@@ -63,7 +63,9 @@ from sklearn import config_context
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, Cost, Progress, SharedStartBatch
+from mkclust.algorithms.base import (
+    BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, Progress, SharedStartBatch,
+)
 from mkclust.algorithms._labels import _most_violated, abs_maxima, kkm_signs, orient
 from mkclust.kernels import center_kernel
 
@@ -147,6 +149,9 @@ class LGMMC(SharedStartBatch, BaseClusterer):
     """
 
     cost = Cost(work_n2=10, seconds_at_1000=30, exponent=2)  # measured at n = 1000: 7.8-17.5 s (german, 50 rounds)
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "C": [POSITIVE], "balance": [NONNEG, None], "epsilon": [POSITIVE],
+                              "max_labels": [POSITIVE_INT], "max_mkl_iter": [POSITIVE_INT], "mkl_tol": [NONNEG],
+                              "center": ["boolean"]}
 
     two_class_only = True
     PREPARE_KEY = ("center", "balance", "n_clusters")
@@ -245,14 +250,6 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         log.warning("LG-MMC: the multiple-kernel SVM stopped at max_mkl_iter=%d with relative gap %.3g",
                     self.max_mkl_iter, gap)
         return best + (gap, it)
-
-    def _check_params(self):
-        if not float(self.C) > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
-        if int(self.max_labels) < 1 or int(self.max_mkl_iter) < 1:
-            raise ValueError("max_labels and max_mkl_iter must be >= 1")
-        if self.balance is not None and float(self.balance) < 0:
-            raise ValueError(f"balance must be >= 0, got {self.balance}")
 
     def _prepare(self, K):
         """The checked (and centred) kernel, beta, and for the label generation K's C-ordered

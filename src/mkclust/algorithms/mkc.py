@@ -78,8 +78,8 @@ Choices the paper leaves open (documented, tested):
   and to the start; these were measured on raw features with the score balance) and ``balance``
   l (default 0.03 n, the setting of Zhang, Tsang and Kwok 2007 that the ODMC paper also uses).
 - **Solver**: cvxpy with Clarabel; on a solver failure ECOS is tried once, then a
-  :class:`~mkclust.algorithms._mkc_socp.MKCSolverError` names the round and the status. Each round's SOCP is built once with
-  cvxpy Parameters (DPP); CCCP steps only update the parameter values.
+  :class:`~mkclust.algorithms._mkc_socp.MKCSolverError` names the round and the status. Each round's
+  SOCP is built once with cvxpy Parameters (DPP); CCCP steps only update the parameter values.
 
 Diagnostics per round (``rounds_``): |Omega|, CCCP iterations, solver seconds, objective, xi, the
 new constraint's violation.
@@ -100,7 +100,9 @@ from mkclust.algorithms._mkc_socp import (
     _solve, balanced_labels, binary_socp, count_bounds, fixed_label_objective, kernel_cones,
     multiclass_cut, multiclass_slacks, runner_up,
 )
-from mkclust.algorithms.base import BaseClusterer, Cost, Progress
+from mkclust.algorithms.base import (
+    BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, Progress, StrOptions,
+)
 from mkclust.kernels import feature_map, principal_directions
 
 log = logging.getLogger(__name__)
@@ -141,6 +143,11 @@ class MKC(BaseClusterer):
     """
 
     cost = Cost(work_n2=4, seconds_at_1000=10, exponent=2)
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS, "C": [POSITIVE, None], "epsilon": [POSITIVE], "rank": [POSITIVE_INT, None],
+        "balance": [NONNEG, None], "balance_on": [StrOptions({"labels", "scores"})], "max_rounds": [POSITIVE_INT],
+        "max_cccp": [POSITIVE_INT], "cccp_tol": [NONNEG], "center": ["boolean"],
+    }
 
     input_kind = "feature_maps"
 
@@ -189,8 +196,7 @@ class MKC(BaseClusterer):
 
     # ------------------------------------------------------------------------------- fit
     def fit(self, X, y=None):
-        if self.balance_on not in ("labels", "scores"):
-            raise ValueError(f"balance_on must be 'labels' or 'scores', got {self.balance_on!r}")
+        self._check_params()
         cpu0 = time.process_time()
         feats = self._features(X)
         # the kernel PCA (feature maps of a Gram bank); zero for feature maps given as such

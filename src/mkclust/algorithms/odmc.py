@@ -61,6 +61,8 @@ Diagnostics: ``gap_trace_`` ((step, gap) every ``check_every`` steps), ``n_label
 
 from __future__ import annotations
 
+from numbers import Real
+
 import logging
 import time
 
@@ -72,7 +74,10 @@ from mkclust.algorithms._labels import (  # noqa: F401  (LANCZOS_*: the resource
     balanced_signs, kkm_signs, orient,
 )
 from mkclust.algorithms._odm import _label_products, dual_gradient, dual_objective, odm_kappa
-from mkclust.algorithms.base import BaseClusterer, Cost, leading_eigenvectors
+from mkclust.algorithms.base import (
+    BaseClusterer, batch_groups, COMMON_CONSTRAINTS, Cost, Interval, leading_eigenvectors, NONNEG,
+    POSITIVE, POSITIVE_INT, StrOptions,
+)
 from mkclust.kernels import center_kernel
 
 log = logging.getLogger(__name__)
@@ -112,6 +117,13 @@ class ODMC(BaseClusterer):
     #: (bench_odmc.py --batch 64 --alone 4: 0.28 at n = 1000, 0.22 at n = 3000); alone, 1.15 s at n = 1000
     cost = Cost(work_n2=6, seconds_at_1000=2, exponent=1.7, batch_time=0.3, batch_bytes_per_n=400, batch_n2=1,
                 batch_fixed_bytes_per_n=LANCZOS_BLOCK * LANCZOS_STEPS * 8)
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS, "lambda_": [POSITIVE], "nu": [POSITIVE],
+        "theta": [Interval(Real, 0, 1, closed="left")], "balance": [NONNEG, None], "tau": [POSITIVE, None],
+        "max_iter": [POSITIVE_INT], "generate_every": [POSITIVE_INT], "check_every": [POSITIVE_INT],
+        "max_labels": [POSITIVE_INT], "n_pool": [POSITIVE_INT], "gap_tol": [NONNEG],
+        "steps": [StrOptions({"adaptive", "theorem"})], "center": ["boolean"],
+    }
 
     two_class_only = True
 
@@ -135,17 +147,6 @@ class ODMC(BaseClusterer):
         self.random_state = random_state
 
     # ------------------------------------------------------------------------------ pieces
-    def _check_params(self):
-        if not float(self.lambda_) > 0 or not float(self.nu) > 0:
-            raise ValueError(f"lambda_ and nu must be positive, got {self.lambda_}, {self.nu}")
-        if not 0 <= float(self.theta) < 1:
-            raise ValueError(f"theta must be in [0, 1), got {self.theta}")
-        for name in ("max_iter", "generate_every", "check_every", "max_labels"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.steps not in ("adaptive", "theorem"):
-            raise ValueError(f"steps must be 'adaptive' or 'theorem', got {self.steps!r}")
-
     def default_tau(self, n: int) -> float:
         kappa = odm_kappa(n, self.lambda_, self.theta)
         one = 1.0 - float(self.theta)
@@ -213,17 +214,12 @@ class ODMC(BaseClusterer):
         alone; in a batch of more than one it is None and ``batch_seconds_per_iteration_`` holds the
         batch's wall time divided by the steps of all its fits (an amortised cost).
         """
-        estimators = list(estimators)
-        if not estimators or not all(isinstance(e, ODMC) for e in estimators):
-            raise TypeError("fit_batch takes a non-empty list of ODMC estimators")
+        estimators, groups = batch_groups(cls, estimators, cls.LOCKSTEP)
         K = estimators[0]._validate_kernel(K)
-        groups: dict[tuple, list] = {}
         for e in estimators:
             e._check_n_clusters(K.shape[0])
-            e._check_params()
-            groups.setdefault(tuple(e.get_params()[k] for k in cls.LOCKSTEP), []).append(e)
         centred = None
-        for ests in groups.values():
+        for ests in groups:
             if ests[0].center:
                 centred = center_kernel(K) if centred is None else centred
             _Lockstep(ests, centred if ests[0].center else K).run()

@@ -39,11 +39,15 @@ copy of the bank (see :func:`robust_mkkm`) plus O(n c m); no O(n^3) step and no 
 
 from __future__ import annotations
 
+from numbers import Real
+
 import logging
 
 import numpy as np
 
-from mkclust.algorithms.base import BaseClusterer, Cost
+from mkclust.algorithms.base import (
+    BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE_INT, StrOptions,
+)
 from mkclust.algorithms.kmeans import _reseed_empty
 
 log = logging.getLogger(__name__)
@@ -279,6 +283,10 @@ class RMKKM(_RobustBase):
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "gamma": [Interval(Real, 0, 1, closed="neither")],
+                              "search": [StrOptions({"algorithm1", "authors"})], "n_init": [POSITIVE_INT],
+                              "max_iter": [POSITIVE_INT], "tol": [NONNEG], "inner_n_init": [POSITIVE_INT],
+                              "inner_max_iter": [POSITIVE_INT]}
 
     input_kind = "kernels"
     SEARCHES = ("algorithm1", "authors")
@@ -297,16 +305,8 @@ class RMKKM(_RobustBase):
 
     def fit(self, K, y=None):
         K = self._validate_kernel(K)
-        if not 0.0 < float(self.gamma) < 1.0:
-            raise ValueError(f"gamma must lie in (0, 1), got {self.gamma}")
-        if self.search not in self.SEARCHES:
-            raise ValueError(f"search must be one of {self.SEARCHES}, got {self.search!r}")
         if self.search == "algorithm1":
             return self._restarts(K, float(self.gamma))
-        for name in ("max_iter", "inner_n_init", "inner_max_iter"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         Kc = _centred(K)
         best = self._best_restart(
             lambda rng: authors_search(Kc, self.n_clusters, float(self.gamma), rng, int(self.max_iter),
@@ -323,6 +323,9 @@ class RKKM(_RobustBase):
     is [1.0])."""
 
     cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2)
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT], "tol": [NONNEG],
+    }
 
     input_kind = "kernel"
 
@@ -353,6 +356,9 @@ class MKKM(BaseClusterer):
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT], "tol": [NONNEG],
+    }
 
     input_kind = "kernels"
 

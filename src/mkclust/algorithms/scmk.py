@@ -68,7 +68,10 @@ from sklearn.utils import check_random_state
 from mkclust.algorithms._zstep import (
     _lambda_max, _spectral_norm, z_step,
 )
-from mkclust.algorithms.base import BaseClusterer, Cost, Progress
+from mkclust.algorithms.base import (
+    BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, NONNEG_INT, POSITIVE, POSITIVE_INT, Progress,
+    StrOptions,
+)
 
 log = logging.getLogger(__name__)
 _ITERATIONS = Progress(log)
@@ -192,6 +195,13 @@ def graph_components(Z: np.ndarray) -> tuple[int, np.ndarray]:
 class _TwinBase(BaseClusterer):
     """Parameters and fitting shared by SCSK and SCMK (documented on each)."""
 
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS, "alpha": [POSITIVE], "beta": [NONNEG], "init": [StrOptions({"identity", "random"})],
+        "labels": [StrOptions({"kmeans", "components"})], "max_iter": [POSITIVE_INT], "min_iter": [NONNEG_INT],
+        "n_init": [POSITIVE_INT], "tol": [NONNEG], "z_max_iter": [POSITIVE_INT], "z_tol": [NONNEG],
+    }
+
+
     _learn_weights = False
 
     def __init__(self, n_clusters=8, alpha=1e-5, beta=1e-6, init="identity", max_iter=500, min_iter=10,
@@ -208,19 +218,6 @@ class _TwinBase(BaseClusterer):
         self.labels = labels
         self.n_init = n_init
         self.random_state = random_state
-
-    def _check_params(self):
-        if not float(self.alpha) > 0:
-            raise ValueError(f"alpha must be > 0 (Eq. 7 needs it to rule out Z = I), got {self.alpha}")
-        if not float(self.beta) >= 0:
-            raise ValueError(f"beta must be >= 0, got {self.beta}")
-        if self.labels not in ("kmeans", "components"):
-            raise ValueError(f"labels must be 'kmeans' or 'components', got {self.labels!r}")
-        if self.init not in ("identity", "random"):
-            raise ValueError(f"init must be 'identity' or 'random', got {self.init!r}")
-        for name in ("max_iter", "n_init", "z_max_iter"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
     def _fit_bank(self, K: np.ndarray):
         self._check_params()

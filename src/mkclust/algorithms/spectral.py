@@ -33,7 +33,10 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms.base import BaseClusterer, Cost, check_affinity, leading_eigenvectors
+from mkclust.algorithms.base import (
+    BaseClusterer, check_affinity, COMMON_CONSTRAINTS, Cost, leading_eigenvectors, POSITIVE_INT,
+    StrOptions,
+)
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +123,9 @@ class SpectralClustering(_SpectralBase):
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT],
+                              "laplacian": [StrOptions({"normalized", "unnormalized"})],
+                              "negative": [StrOptions({"error", "clip", "keep"})]}
 
     LAPLACIANS = ("normalized", "unnormalized")
 
@@ -152,6 +158,8 @@ class NormalizedCut(_SpectralBase):
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT],
+                              "negative": [StrOptions({"error", "clip", "keep"})]}
 
     def _rows(self, U, dinv):
         return U * dinv[:, None]
