@@ -144,10 +144,10 @@ def test_verdict_files_list_the_gaps_with_their_causes(tmp_path):
     t["evidence"] = ""
     tables = {"t": t}
     v = evaluate([{"claim": "X best", "table": "t", "column": "X", "above": "all"}], tables, pd.DataFrame())
-    md = verdict_markdown("p", "P", v, tables)
+    md = verdict_markdown("P", v, tables)
     assert "**0 of 1 claims hold on our runs.**" in md
     assert "t: 1 of 2 cells with a published value" in md and "**not-yet-explained**" in md and "A X acc (-0.050)" in md
-    paths = write_verdict(str(tmp_path / "verdict"), "p", "P", v, tables)
+    paths = write_verdict(str(tmp_path / "verdict"), "P", v, tables)
     assert all((tmp_path / f"verdict.{e}").stat().st_size > 0 for e in ("csv", "md", "html", "png"))
     assert pd.read_csv(paths[0])["status"].tolist() == ["does not hold"]
 
@@ -188,7 +188,7 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
     cfg = {"experiments": {"rmkkm_table2": {"paper": "rmkkm", "datasets": ["YALE", "JAFFE"]}}}
     write_summary(str(figs / "run_summary"), run_summary(res, cfg, ["paper.yaml", "paper_results.yaml"], tmp_path))
     t = {"table2_mean": tidy(GRID)}
-    write_verdict(str(figs / "rmkkm" / "verdict"), "rmkkm", "RMKKM",
+    write_verdict(str(figs / "rmkkm" / "verdict"), "RMKKM",
                   evaluate([{"claim": "X best", "table": "table2_mean", "column": "X", "above": "all"}], t, pd.DataFrame()), t)
     (figs / "rmkkm" / "table2_mean.md").write_text("**title**\n\n| dataset | X |\n|---|---|\n| A | 0.9 |\n\nlegend\n")
     t["table2_mean"].to_csv(figs / "rmkkm" / "table2_mean.csv", index=False)

@@ -60,7 +60,8 @@ def table_caption(name: str, spec: dict) -> str:
     return rst(text)
 
 
-FIGURE_KINDS = {
+#: what each figure kind draws (the kinds: mkclust.reporting.figures.FIGURE_KINDS)
+FIGURE_TEXT = {
     "bars": "one bar per column (reduced by the table selection rules), error bars the std over seeds, "
             "black marks the published values",
     "sweep": "the metric against a parameter, mean over seeds with std bars; dashed lines: table columns as "
@@ -73,7 +74,7 @@ FIGURE_KINDS = {
 
 def figure_caption(name: str, spec: dict) -> str:
     spec = spec or {}
-    text = f"{spec.get('title', name)}. {FIGURE_KINDS.get(spec.get('kind'), '').capitalize()}."
+    text = f"{spec.get('title', name)}. {FIGURE_TEXT.get(spec.get('kind'), '').capitalize()}."
     cols = spec.get("columns") or spec.get("levels") or {}
     if cols:
         text += " Columns: " + "; ".join(column_rule(k, v or {}, spec) for k, v in cols.items()) + "."

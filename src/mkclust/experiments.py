@@ -374,6 +374,8 @@ def _check_claims(p: Plan) -> None:
     """Every claim names one kind (:mod:`mkclust.reporting.verdicts`), a table of its paper and
     algorithms of its paper's experiments, so a typo stops the plan instead of the verdict job."""
     for exp, e in p.config.get("experiments", {}).items():
+        if not e.get("claims"):
+            continue
         tables = {name for x in p.experiments_of(e["paper"]) for name in p.outputs[x]["tables"]}
         algs = {a for x in p.experiments_of(e["paper"]) for s in p.sources(x)
                 for a in p.config["experiments"][s]["algorithms"]}

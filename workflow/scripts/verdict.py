@@ -5,13 +5,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
 from mkclust._jobs import job  # noqa: E402
 from mkclust.reporting import read_results  # noqa: E402
+from mkclust.reporting.tables import read_tables  # noqa: E402
 from mkclust.reporting.pages import write_verdict  # noqa: E402
-from mkclust.reporting.verdicts import evaluate, read_tables  # noqa: E402
+from mkclust.reporting.verdicts import evaluate  # noqa: E402
 
 with job(snakemake, "verdict") as log:  # noqa: F821
     sm = snakemake  # noqa: F821
     tables = read_tables(sm.params.tables)
     verdicts = evaluate(sm.params.claims, tables, read_results(sm.input.results))
-    write_verdict(sm.output.csv[: -len(".csv")], sm.wildcards.paper, sm.params.title, verdicts, tables)
+    write_verdict(sm.output.csv[: -len(".csv")], sm.params.title, verdicts, tables)
     for v in verdicts.itertuples():
         log.info("%s: %s (%s)", v.claim, v.status, v.numbers[:200])

@@ -125,7 +125,6 @@ class GMMC(BaseClusterer):
         self.random_state = random_state
 
     def fit(self, K, y=None):
-        self._check_params()
         K, beta = self._prepare(K)
         sdp = _DualSdp(K.shape[0], beta)
         self._solve(sdp, K, beta, warm=False)
@@ -166,12 +165,6 @@ class GMMC(BaseClusterer):
                     e.not_finished_ = exc
         return estimators
 
-    def _C(self) -> float:
-        C = float(self.C)
-        if not C > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
-        return C
-
     def _prepare(self, K):
         """The (centred) kernel and beta; raises NotFinished above max_n."""
         K = self._validate_kernel(K)
@@ -181,13 +174,10 @@ class GMMC(BaseClusterer):
                               "finish within the time limit)")
         if self.center:
             K = center_kernel(K)
-        beta = 0.03 * n if self.balance is None else float(self.balance)
-        if beta < 0:
-            raise ValueError(f"balance must be >= 0, got {self.balance}")
-        return K, beta
+        return K, 0.03 * n if self.balance is None else float(self.balance)
 
     def _solve(self, sdp: _DualSdp, K, beta: float, warm: bool) -> None:
-        n, C = K.shape[0], self._C()
+        n, C = K.shape[0], float(self.C)   # > 0 (_parameter_constraints)
         A = np.linalg.inv(K + np.eye(n) / C)
         A = 0.5 * (A + A.T)
         z, _, M, status, value, secs, iters = sdp.solve(A, self.time_limit, float(self.eps), warm)

@@ -63,7 +63,6 @@ class IterSVR(SharedStartBatch, BaseClusterer):
 
     def _prepare(self, K):
         K = self._validate_kernel(K)
-        self._check_params()
         return K, 0.03 * K.shape[0] if self.balance is None else float(self.balance)
 
     def _start(self, prepared):

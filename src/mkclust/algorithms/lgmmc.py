@@ -255,7 +255,6 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         """The checked (and centred) kernel, beta, and for the label generation K's C-ordered
         transpose and absolute maxima (shared by every fit of a batch)."""
         K = self._validate_kernel(K)
-        self._check_params()
         if self.center:
             K = center_kernel(K)
         beta = 0.03 * K.shape[0] if self.balance is None else float(self.balance)

@@ -242,9 +242,7 @@ class MKC(BaseClusterer):
         """The loss weight: ``C``, or when None 30 for two clusters and 10 for more (module docstring)."""
         if self.C is None:
             return 30.0 if int(self.n_clusters) == 2 else 10.0
-        if not float(self.C) > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
-        return float(self.C)
+        return float(self.C)   # > 0 (_parameter_constraints)
 
     def _end_round(self, rnd, it, secs, solver, obj, xi_val, violation) -> bool:
         """Record a cutting-plane round; True when Algorithm 1/3 stops (violation <= xi + epsilon)."""

@@ -241,9 +241,7 @@ class _Chain:
     def __init__(self, est: ODMC, K: np.ndarray, lam_max: float | None):
         n = K.shape[0]
         self.est = est
-        self.beta = 0.03 * n if est.balance is None else float(est.balance)
-        if self.beta < 0:
-            raise ValueError(f"balance must be >= 0, got {est.balance}")
+        self.beta = 0.03 * n if est.balance is None else float(est.balance)   # >= 0 (_parameter_constraints)
         self.rng = check_random_state(est.random_state)
         self.tau = est.default_tau(n) if est.tau is None else float(est.tau)
         if not self.tau > 0:

@@ -220,7 +220,6 @@ class _TwinBase(BaseClusterer):
         self.random_state = random_state
 
     def _fit_bank(self, K: np.ndarray):
-        self._check_params()
         rng = check_random_state(self.random_state)
         m, n, _ = K.shape
         if self.init == "identity":

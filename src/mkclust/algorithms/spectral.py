@@ -127,15 +127,12 @@ class SpectralClustering(_SpectralBase):
                               "laplacian": [StrOptions({"normalized", "unnormalized"})],
                               "negative": [StrOptions({"error", "clip", "keep"})]}
 
-    LAPLACIANS = ("normalized", "unnormalized")
 
     def __init__(self, n_clusters=8, n_init=10, negative="error", laplacian="normalized", random_state=None):
         super().__init__(n_clusters=n_clusters, n_init=n_init, negative=negative, random_state=random_state)
         self.laplacian = laplacian
 
     def _embed(self, K, rng):
-        if self.laplacian not in self.LAPLACIANS:
-            raise ValueError(f"laplacian must be one of {self.LAPLACIANS}, got {self.laplacian!r}")
         if self.laplacian == "normalized":
             if self.negative == "keep":
                 raise ValueError("negative='keep' needs laplacian='unnormalized' (the normalised "

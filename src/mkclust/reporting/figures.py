@@ -41,15 +41,8 @@ import pandas as pd  # noqa: E402
 from mkclust._io import atomic_path  # noqa: E402
 from mkclust._validation import as_list  # noqa: E402
 from mkclust.reference import load_reference  # noqa: E402
-from mkclust.reporting.tables import _where, build_table  # noqa: E402
-
-
-def _xcol(results: pd.DataFrame, x: str) -> str:
-    if x in results.columns:
-        return x
-    if f"param.{x}" in results.columns:
-        return f"param.{x}"
-    raise ValueError(f"results have no column or parameter {x!r}")
+from mkclust.reporting.tables import _where, build_table, xcol  # noqa: E402
+from mkclust.reporting.verdicts import fitted_slope  # noqa: E402
 
 
 TITLE_FONTSIZE = 9  # titles and panel titles (points)
@@ -91,7 +84,7 @@ def sweep(results: pd.DataFrame, spec: dict) -> plt.Figure:
         return _sweep_panels(results, spec)
     metric, x = spec.get("metric", "acc"), spec["x"]
     df = _selected(results, spec)
-    xc = _xcol(df, x)
+    xc = xcol(df, x)
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ticks, labels = None, None
     for ds, g in df.groupby("dataset", sort=False):
@@ -139,7 +132,7 @@ def _sweep_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
     dashed lines, the ``levels`` (table columns reduced by the table rules, e.g. KKM-a, KKM-ew)."""
     metric, x = spec.get("metric", "acc"), spec["x"]
     df = _selected(results, spec)
-    xc = _xcol(df, x)
+    xc = xcol(df, x)
     datasets = list(dict.fromkeys(df["dataset"]))
     levels = build_table(results, {"metrics": [metric], "columns": spec["levels"],
                                    "reference": spec.get("reference")}, datasets)
@@ -194,7 +187,7 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     # the kernel PCA), each with its own slope
     series = time if isinstance(time, dict) else {None: time}
     results = _selected(results, spec)
-    xc = _xcol(results, x)
+    xc = xcol(results, x)
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for name, y in series.items():
         res = _with_totals(results, xc, y, spec["totals"]) if spec.get("totals") else results
@@ -203,7 +196,7 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
             xs = s.index.to_numpy(dtype=float)
             label = alg if name is None else f"{alg}: {name}"
             if spec.get("loglog") and len(s) >= 2 and (s["median"] > 0).all():
-                slope = np.polyfit(np.log(xs), np.log(s["median"].to_numpy()), 1)[0]
+                slope = fitted_slope(xs, s["median"].to_numpy())
                 label += f" (slope {slope:.2f})"
             ax.errorbar(xs, s["median"], yerr=[s["median"] - s["min"], s["max"] - s["median"]], marker="o",
                         capsize=2, label=label)
@@ -244,7 +237,7 @@ def heatmap(results: pd.DataFrame, spec: dict) -> plt.Figure:
     orders them; default every dataset with runs)."""
     metrics = spec.get("metrics") or [spec.get("metric", "acc")]
     df = _selected(results, spec)
-    xc, yc = _xcol(df, spec["x"]), _xcol(df, spec["y"])
+    xc, yc = xcol(df, spec["x"]), xcol(df, spec["y"])
     datasets = [d for d in (spec.get("datasets") or dict.fromkeys(df["dataset"])) if (df["dataset"] == d).any()]
     if not datasets:
         raise ValueError(f"heatmap: no runs of {spec.get('algorithm')} on the datasets {spec.get('datasets')}")

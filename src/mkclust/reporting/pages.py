@@ -16,7 +16,8 @@ import pandas as pd
 from mkclust._io import atomic_open
 from mkclust.reference import CAUSES
 from mkclust.reporting._html import html_page, html_table, write_text
-from mkclust.reporting.verdicts import cause_text, gap_counts, gap_lines
+from mkclust.reporting.tables import cell_list, gap_groups
+from mkclust.reporting.verdicts import VERDICT_COLUMNS, gap_counts
 
 # ------------------------------------------------------------------------------------------------
 # verdict
@@ -30,24 +31,28 @@ def _verdict_rows(verdicts: pd.DataFrame) -> list[list[str]]:
             for r in verdicts.itertuples()]
 
 
-def verdict_markdown(paper: str, title: str, verdicts: pd.DataFrame, tables: dict) -> str:
+def _gap_sections(tables: dict):
+    """(table, cells with a published value, its gap groups) of each table with published values."""
+    for name, tidy in tables.items():
+        pub = int(tidy["published"].notna().sum()) if "published" in tidy.columns else 0
+        if pub:
+            yield name, pub, gap_groups(tidy)
+
+
+def verdict_markdown(title: str, verdicts: pd.DataFrame, tables: dict) -> str:
     held = int((verdicts["holds"] == True).sum())  # noqa: E712  (None: not evaluated)
     lines = [f"# {title}", "",
              f"**{held} of {len(verdicts)} claims hold on our runs.**", "",
              "| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in _verdict_rows(verdicts)]
-    lines += ["", LEGEND, ""]
-    counts = gap_counts(tables)
-    lines += ["## Cells more than 2 points from the published value, by cause", ""]
-    if counts.empty:
+    lines += ["", LEGEND, "", "## Cells more than 2 points from the published value, by cause", ""]
+    sections = list(_gap_sections(tables))
+    if not sections:
         lines += ["No table of this paper has published values in this configuration.", ""]
-    for name, tidy in tables.items():
-        gl = gap_lines(tidy)
-        pub = int(tidy["published"].notna().sum()) if "published" in tidy.columns else 0
-        if not pub:
-            continue
-        lines += [f"### {name}: {sum(int(c.split(':')[0]) for _, _, c in gl)} of {pub} cells with a published value", ""]
-        lines += [f"- **{cause}** ({cause_text(cause)}): {ev} [{cells}]" for cause, ev, cells in gl]
+    for name, pub, groups in sections:
+        lines += [f"### {name}: {sum(len(g) for *_, g in groups)} of {pub} cells with a published value", ""]
+        lines += [f"- **{c}** ({CAUSES[c]}): {e or 'no evidence recorded'} [{len(g)}: {cell_list(g)}]"
+                  for c, e, g in groups]
         lines += [""]
     return "\n".join(lines)
 
@@ -62,21 +67,19 @@ LEGEND = ("Each claim is the paper's, in the form its table or figure tests it; 
 def verdict_html(title: str, verdicts: pd.DataFrame, tables: dict) -> str:
     cls = ["holds" if h is True else "fails" if h is False else "na" for h in verdicts["holds"]]
     parts = [html_table(VERDICT_HEADER, _verdict_rows(verdicts), cls), f"<p>{html.escape(LEGEND)}</p>"]
-    for name, tidy in tables.items():
-        gl = gap_lines(tidy)
-        pub = int(tidy["published"].notna().sum()) if "published" in tidy.columns else 0
-        if not pub:
-            continue
+    for name, _, groups in _gap_sections(tables):
         parts.append(f"<h4>{html.escape(name)}: cells more than 2 points from the published value</h4>")
         parts.append(html_table(["cause", "evidence", "cells"],
-                                [[f"{c} ({cause_text(c)})", e, cells] for c, e, cells in gl])
-                     if gl else "<p>none</p>")
+                                [[f"{c} ({CAUSES[c]})", e or "no evidence recorded", f"{len(g)}: {cell_list(g)}"]
+                                 for c, e, g in groups])
+                     if groups else "<p>none</p>")
     return html_page(title, parts)
 
 
 def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
-    """Left: each claim's share of cases that hold (green: the claim holds, red: it does not). Right:
-    the cells far from the published values per table, stacked by cause."""
+    """Left: each claim's share of cases that hold (green: the claim holds, red: it does not), with
+    the same comparison on the published numbers as a diamond. Right: the cells far from the
+    published values per table, stacked by cause."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -88,21 +91,22 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
     n = max(len(verdicts), 1)
     fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * n + 1.8), gridspec_kw={"width_ratios": [3, 2]})
     ax = axes[0]
+    label = "published values"
     for i, r in enumerate(verdicts.itertuples()):
         share = r.held / r.cases if r.cases else 0.0
         color = {True: "tab:green", False: "tab:red"}.get(r.holds, "tab:gray")
         ax.barh(i, 1.0, color=color, alpha=0.15)      # the verdict's colour across the row
         ax.barh(i, share, color=color)
         ax.text(0.01, i, f"{r.held}/{r.cases}  {r.status}", va="center", fontsize=7)
-        pub = _share_of(r.published)
-        if pub is not None:   # the same comparison on the published numbers
-            ax.plot([pub], [i], "kD", markersize=5, label="published values" if i == _first_pub(verdicts) else None)
+        if pd.notna(r.published_held) and r.published_cases:   # the same comparison on the published numbers
+            ax.plot([r.published_held / r.published_cases], [i], "kD", markersize=5, label=label)
+            label = None
     ax.set_yticks(range(len(verdicts)), [(c[:60] + "…" if len(c) > 60 else c) + (" †" if o else "")
                                          for c, o in zip(verdicts["claim"], verdicts["oracle"])], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of cases where the claim's comparison holds")
-    if _first_pub(verdicts) is not None:
+    if label is None:
         ax.legend(fontsize=7, loc="lower right")
     ax = axes[1]
     if counts.empty:
@@ -123,25 +127,14 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
     return fig
 
 
-def _share_of(text) -> float | None:
-    """k / n of a "k of n ..." count, or None."""
-    parts = str(text or "").split()
-    if len(parts) >= 3 and parts[1] == "of" and parts[0].isdigit() and parts[2].isdigit() and int(parts[2]):
-        return int(parts[0]) / int(parts[2])
-    return None
-
-
-def _first_pub(verdicts: pd.DataFrame) -> int | None:
-    return next((i for i, p in enumerate(verdicts["published"]) if _share_of(p) is not None), None)
-
-
-def write_verdict(base: str, paper: str, title: str, verdicts: pd.DataFrame, tables: dict) -> list[str]:
-    """``base.{csv,md,html,png}``: the claims and the gaps of one paper."""
+def write_verdict(base: str, title: str, verdicts: pd.DataFrame, tables: dict) -> list[str]:
+    """``base.{csv,md,html,png}``: the claims (:func:`mkclust.reporting.verdicts.evaluate`) and the
+    gaps of one paper."""
     from mkclust.reporting.figures import save_figure
 
     with atomic_open(f"{base}.csv", "w", encoding="utf-8") as fh:
-        verdicts.to_csv(fh, index=False)
-    write_text(f"{base}.md", verdict_markdown(paper, title, verdicts, tables))
+        verdicts[VERDICT_COLUMNS].to_csv(fh, index=False)
+    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables))
     write_text(f"{base}.html", verdict_html(title, verdicts, tables))
     fig = verdict_figure(title, verdicts, tables)
     save_figure(fig, base, formats=("png",))

@@ -27,13 +27,6 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 HEADLINE = {"mkc": "table2", "gumkl": "nmi_refined", "odmc": "table2", "rmkkm": "table2_mean", "scmk": "table2"}
 
 
-def _table_block(md: str) -> list[str]:
-    """The markdown table of a written ``<table>.md`` (its title line and rows, without the legend)."""
-    lines = md.splitlines()
-    out = [ln for ln in lines if ln.startswith("|")]
-    return out
-
-
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 600 else f"{seconds / 3600:.2f} h"
 
@@ -83,7 +76,7 @@ def section(figures: Path, full: dict | None = None) -> str:
             published = pd.read_csv(tpath.with_suffix(".csv"))["published"].notna().any()
             note = "; in parentheses the published value and our difference" if published else ""
             out += ["", f"Headline table (`{paper}/{table}.md`{note}):", ""]
-            out += _table_block(tpath.read_text())
+            out += [ln for ln in tpath.read_text().splitlines() if ln.startswith("|")]   # the rows, not the legend
         out += ["", f"Full verdict with the cause of every gap: `figures/{paper}/verdict.md` of the run.", ""]
     return "\n".join(out + [END])
 

@@ -35,6 +35,30 @@ def read_results(paths) -> pd.DataFrame:
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
 
 
+def read_tables(paths: dict) -> dict:
+    """name -> tidy table, read back from the CSV :func:`write_table` writes: text columns with empty
+    strings where the CSV has none, ``oracle`` as booleans."""
+    out = {}
+    for name, path in paths.items():
+        df = pd.read_csv(path)
+        for c in ("vs", "cause", "evidence", "flags", "chosen", "na_reason"):
+            if c in df.columns:
+                df[c] = df[c].fillna("").astype(str)
+        if "oracle" in df.columns:
+            df["oracle"] = df["oracle"].astype(str).str.lower().eq("true")
+        out[name] = df
+    return out
+
+
+def xcol(results: pd.DataFrame, x: str) -> str:
+    """The results column of ``x``: a column itself (``n``, ``seed``) or the parameter ``param.<x>``."""
+    if x in results.columns:
+        return x
+    if f"param.{x}" in results.columns:
+        return f"param.{x}"
+    raise ValueError(f"results have no column or parameter {x!r}")
+
+
 def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame:
     """One row per param_id: value and std of each metric after the seed rule."""
     rows = []
@@ -240,21 +264,39 @@ def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFra
     return out
 
 
+def gap_groups(tidy: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """(cause, evidence, cells) of the cells more than GAP from their published value, one entry per
+    cause and evidence in table order; [] for a table without causes (:func:`attach_causes`)."""
+    if "cause" not in tidy.columns:
+        return []
+    off = tidy[tidy["cause"].fillna("") != ""]
+    return [(c, e, g) for (c, e), g in off.groupby([off["cause"], off["evidence"].fillna("")], sort=False)]
+
+
+def cell_list(cells: pd.DataFrame) -> str:
+    """'dataset column metric (diff)' of each cell, comma-separated."""
+    return ", ".join(f"{r.dataset} {r.column} {r.metric} ({r.diff:+.3f})" for r in cells.itertuples())
+
+
+def _gap_text(tidy: pd.DataFrame) -> tuple[str, list[tuple[str, str]]]:
+    """The heading and, per (cause, evidence), the cause and the rest of its line, of the cells far
+    from the published value (plain text; the markdown adds its emphasis); no heading when none."""
+    groups = gap_groups(tidy)
+    if not groups:
+        return "", []
+    heading = (f"Cells more than {GAP * 100:.0f} points from the published value: {sum(len(g) for *_, g in groups)} "
+               f"of {int(tidy['published'].notna().sum())} with a published value.")
+    return heading, [(c, f", {CAUSES[c]}: {e or 'no evidence recorded'} [{len(g)} cells: {cell_list(g)}]")
+                     for c, e, g in groups]
+
+
 def _gaps(tidy: pd.DataFrame) -> list[str]:
     """Markdown lines: the cells more than GAP from the published value, grouped by cause and
     evidence, each group with its cells (dataset column metric)."""
-    if "cause" not in tidy.columns:
+    heading, lines = _gap_text(tidy)
+    if not heading:
         return []
-    off = tidy[tidy["cause"] != ""]
-    if off.empty:
-        return []
-    lines = [f"**Cells more than {GAP * 100:.0f} points from the published value: {len(off)} of "
-             f"{int(tidy['published'].notna().sum())} with a published value.**", ""]
-    for (cause, evidence), g in off.groupby(["cause", "evidence"], sort=False):
-        cells = ", ".join(f"{r.dataset} {r.column} {r.metric} ({r.diff:+.3f})" for r in g.itertuples())
-        lines.append(f"- *{cause}*, {CAUSES[cause]}: {evidence or 'no evidence recorded'} "
-                     f"[{len(g)} cells: {cells}]")
-    return lines + [""]
+    return [f"**{heading}**", "", *(f"- *{cause}*{rest}" for cause, rest in lines), ""]
 
 
 MARKS = {"win": ("•", r"$\bullet$"), "loss": ("∘", r"$\circ$")}
@@ -350,7 +392,8 @@ def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = ""
             r"\end{table}", ""]
     with atomic_open(paths[2], "w", encoding="utf-8") as fh:
         fh.write("\n".join(tex))
-    gaps = [f"<p>{html.escape(line.replace('**', '').replace('*', ''))}</p>" for line in _gaps(tidy) if line]
+    heading, lines = _gap_text(tidy)
+    gaps = [f"<p>{html.escape(t)}</p>" for t in ([heading] if heading else []) + [f"- {c}{rest}" for c, rest in lines]]
     write_text(paths[3], html_page(title, [html_table(header, body, caption=caption or "(no runs)"), *gaps]))
     return paths
 

@@ -37,36 +37,47 @@ within :data:`SLOPE_TOLERANCE` = 0.3 of d. Both are set per claim.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from mkclust._validation import CLAIM_KINDS as KINDS  # noqa: F401  (re-exported)
 from mkclust._validation import as_list, claim_kind
-from mkclust.reporting.tables import GAP, _where
-from mkclust.reference import CAUSES
+from mkclust.reporting.tables import GAP, _where, xcol
 
 CLOSE = GAP
 SLOPE_TOLERANCE = 0.3
 SHOW_CASES = 8  # failing cases listed per claim
+#: the columns of a paper's verdict.csv
+VERDICT_COLUMNS = ["claim", "form", "holds", "cases", "held", "numbers", "published", "oracle", "status"]
 
 
 @dataclass
 class Verdict:
-    """One claim evaluated: ``holds`` is True / False, or None when no case could be evaluated."""
+    """One claim evaluated: ``holds`` is True / False, or None when no case could be evaluated;
+    ``published_held`` of ``published_cases``: the same comparison on the published numbers
+    (None where the paper prints none for it)."""
     claim: str
     form: str
     holds: bool | None
     cases: int
     held: int
     numbers: str
-    published: str = ""
+    published_held: int | None = None
+    published_cases: int = 0
+    published_note: str = ""
     oracle: bool = False
 
     @property
     def status(self) -> str:
         return {True: "holds", False: "does not hold", None: "not evaluated"}[self.holds]
+
+    @property
+    def published(self) -> str:
+        if self.published_held is None or not self.published_cases:
+            return ""
+        return f"{self.published_held} of {self.published_cases}" + (f" ({self.published_note})" if self.published_note else "")
 
 
 def _needed(held: int, cases: int, need: str) -> bool | None:
@@ -95,14 +106,15 @@ def _table(tables: dict, claim: dict) -> pd.DataFrame:
 
 
 def _columns(tidy: pd.DataFrame, claim: dict, key: str) -> list[str]:
-    """The columns a claim compares against: a list, or ``all`` (every other column, less ``except``)."""
+    """The columns a claim compares against: ``claim[key]`` (a column or a list), or ``all`` (every
+    column but the claim's own, less ``except``); they, and the claim's ``column``, must exist."""
     have = list(dict.fromkeys(tidy["column"]))
-    want = claim[key]
-    if want == "all":
-        cols = [c for c in have if c != claim["column"] and c not in as_list(claim.get("except") or [])]
+    own = claim.get("column")
+    if claim[key] == "all":
+        cols = [c for c in have if c != own and c not in as_list(claim.get("except") or [])]
     else:
-        cols = as_list(want)
-    missing = [c for c in [claim["column"], *cols] if c not in have]
+        cols = as_list(claim[key])
+    missing = [c for c in ([own] if own else []) + cols if c not in have]
     if missing:
         raise ValueError(f"claim {claim['claim']!r}: columns {missing} are not in table {claim['table']!r} ({have})")
     return cols
@@ -124,66 +136,63 @@ def _list(fails: list[str]) -> str:
     return "fails: " + "; ".join(fails[:SHOW_CASES]) + more
 
 
-def _above(tables: dict, claim: dict, need: str) -> Verdict:
+def _count(cases) -> tuple[int, int, list[str]]:
+    """(held, cases, failure texts) of (holds, failure text) pairs; a None case is not evaluated."""
+    done = [c for c in cases if c is not None]
+    return sum(bool(ok) for ok, _ in done), len(done), [text for ok, text in done if not ok]
+
+
+def _cellwise(tidy: pd.DataFrame, claim: dict, need: str, form: str, cols: list[str],
+              test: Callable[[tuple, pd.Series], tuple[bool, str] | None]) -> Verdict:
+    """A claim tested cell by cell (dataset x metric) of a table: ``test(cell, row)`` gives (holds,
+    failure text) or None where the cell cannot be compared; the same test on the published values."""
+    held, cases, fails = _count(test(cell, row) for cell, row in _cells(tidy).iterrows())
+    pub = (None, 0)
+    if tidy["published"].notna().any():
+        ph, pc, _ = _count(test(cell, row) for cell, row in _cells(tidy, "published").iterrows())
+        pub = (ph, pc)
+    return Verdict(claim["claim"], form, _needed(held, cases, need), cases, held,
+                   f"{_share(held, cases, need)}. {_list(fails)}".strip(), *pub, oracle=_oracle(tidy, cols))
+
+
+def _at_least(value: float, rest: pd.Series, tol: float) -> bool:
+    """value >= the best of ``rest`` less ``tol`` (to rounding)."""
+    return value >= rest.max() - tol - 1e-12
+
+
+def _above(tables: dict, results: pd.DataFrame, claim: dict, need: str) -> Verdict:
     tidy = _table(tables, claim)
     col, tol = claim["column"], float(claim.get("tolerance", 0.0))
     others = _columns(tidy, claim, "above")
 
-    def evaluate(piv: pd.DataFrame) -> tuple[int, int, list[str]]:
-        held, cases, fails = 0, 0, []
-        for (ds, m), row in piv.iterrows():
-            rest = row.reindex(others).dropna()
-            if math.isnan(row.get(col, math.nan)) or rest.empty:
-                continue
-            cases += 1
-            if row[col] >= rest.max() - tol - 1e-12:
-                held += 1
-            else:
-                fails.append(f"{ds} {m} {row[col]:.3f} < {rest.max():.3f} ({rest.idxmax()})")
-        return held, cases, fails
+    def test(cell, row):
+        rest = row.reindex(others).dropna()
+        if math.isnan(row.get(col, math.nan)) or rest.empty:
+            return None
+        return _at_least(row[col], rest, tol), f"{cell[0]} {cell[1]} {row[col]:.3f} < {rest.max():.3f} ({rest.idxmax()})"
 
-    held, cases, fails = evaluate(_cells(tidy))
     slack = f" - {tol:g}" if tol else ""
     form = (f"{col} ≥ max({', '.join(others)}){slack} per data set and metric "
             f"({', '.join(dict.fromkeys(tidy['metric']))}) of {claim['table']}")
-    numbers = f"{_share(held, cases, need)}. " + _list(fails)
-    pub = ""
-    if tidy["published"].notna().any():
-        ph, pc, _ = evaluate(_cells(tidy, "published"))
-        pub = f"{ph} of {pc}" if pc else ""
-    return Verdict(claim["claim"], form, _needed(held, cases, need), cases, held, numbers.strip(), pub,
-                   _oracle(tidy, [col, *others]))
+    return _cellwise(tidy, claim, need, form, [col, *others], test)
 
 
-def _close(tables: dict, claim: dict, need: str) -> Verdict:
+def _close(tables: dict, results: pd.DataFrame, claim: dict, need: str) -> Verdict:
     tidy = _table(tables, claim)
-    col, other, tol = claim["column"], claim["close"], float(claim.get("tolerance", CLOSE))
-    _columns(tidy, {**claim, "above": [other]}, "above")
+    col, tol = claim["column"], float(claim.get("tolerance", CLOSE))
+    other = _columns(tidy, claim, "close")[0]
 
-    def evaluate(piv: pd.DataFrame) -> tuple[int, int, list[str]]:
-        held, cases, fails = 0, 0, []
-        for (ds, m), row in piv.iterrows():
-            a, b = row.get(col, math.nan), row.get(other, math.nan)
-            if math.isnan(a) or math.isnan(b):
-                continue
-            cases += 1
-            if abs(a - b) <= tol + 1e-12:
-                held += 1
-            else:
-                fails.append(f"{ds} {m} {a:.3f} vs {b:.3f} ({a - b:+.3f})")
-        return held, cases, fails
+    def test(cell, row):
+        a, b = row.get(col, math.nan), row.get(other, math.nan)
+        if math.isnan(a) or math.isnan(b):
+            return None
+        return abs(a - b) <= tol + 1e-12, f"{cell[0]} {cell[1]} {a:.3f} vs {b:.3f} ({a - b:+.3f})"
 
-    held, cases, fails = evaluate(_cells(tidy))
     form = f"|{col} - {other}| ≤ {tol:g} per data set and metric of {claim['table']}"
-    pub = ""
-    if tidy["published"].notna().any():
-        ph, pc, _ = evaluate(_cells(tidy, "published"))
-        pub = f"{ph} of {pc}" if pc else ""
-    return Verdict(claim["claim"], form, _needed(held, cases, need), cases, held,
-                   f"{_share(held, cases, need)}. {_list(fails)}".strip(), pub, _oracle(tidy, [col, other]))
+    return _cellwise(tidy, claim, need, form, [col, other], test)
 
 
-def _wins(tables: dict, claim: dict, need: str) -> Verdict:
+def _wins(tables: dict, results: pd.DataFrame, claim: dict, need: str) -> Verdict:
     tidy = _table(tables, claim)
     col = claim["column"]
     others = _columns(tidy, claim, "wins")
@@ -202,8 +211,8 @@ def _wins(tables: dict, claim: dict, need: str) -> Verdict:
     form = (f"{col} significantly better (paired t-test, 95%) than each of {', '.join(others)} on more than "
             f"half of the data sets x metrics of {claim['table']}")
     numbers = f"{_share(held, cases, need)} baselines beaten; win/tie/loss: " + ", ".join(counts)
-    return Verdict(claim["claim"], form, _needed(held, cases, need), cases, held, numbers, "",
-                   _oracle(tidy, [col, *others]))
+    return Verdict(claim["claim"], form, _needed(held, cases, need), cases, held, numbers,
+                   oracle=_oracle(tidy, [col, *others]))
 
 
 def _runs(results: pd.DataFrame, spec: dict, claim: dict) -> pd.DataFrame:
@@ -216,26 +225,21 @@ def _runs(results: pd.DataFrame, spec: dict, claim: dict) -> pd.DataFrame:
     return g
 
 
-def _xcol(g: pd.DataFrame, x: str) -> str:
-    return x if x in g.columns else f"param.{x}"
-
-
 def _medians(results: pd.DataFrame, spec: dict, claim: dict, value: str) -> pd.Series:
     g = _runs(results, spec, claim)
-    xc = _xcol(g, spec.get("x", "n"))
-    if xc not in g.columns or value not in g.columns:
-        raise ValueError(f"claim {claim['claim']!r}: results have no column {xc!r} or {value!r}")
-    s = g.groupby(pd.to_numeric(g[xc], errors="coerce"))[value].median().dropna().sort_index()
-    return s
+    xc = xcol(g, spec.get("x", "n"))
+    if value not in g.columns:
+        raise ValueError(f"claim {claim['claim']!r}: results have no column {value!r}")
+    return g.groupby(pd.to_numeric(g[xc], errors="coerce"))[value].median().dropna().sort_index()
 
 
 def fitted_slope(x, y) -> float:
-    """Least-squares slope of log(y) against log(x), as the papers' log-log plots (the same fit as the
-    timing figures')."""
+    """Least-squares slope of log(y) against log(x): the exponent a log-log plot shows (the timing
+    figures' legend, :func:`mkclust.reporting.figures.timing`, and the papers' scaling claims)."""
     return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
 
 
-def _slope(results: pd.DataFrame, claim: dict, need: str) -> Verdict:
+def _slope(tables: dict, results: pd.DataFrame, claim: dict, need: str) -> Verdict:
     spec = claim["slope"]
     time = spec.get("time", "cpu_seconds")
     s = _medians(results, spec, claim, time)
@@ -252,7 +256,7 @@ def _slope(results: pd.DataFrame, claim: dict, need: str) -> Verdict:
     return Verdict(claim["claim"], form, ok, 1, int(ok), numbers)
 
 
-def _below(results: pd.DataFrame, claim: dict, need: str) -> Verdict:
+def _below(tables: dict, results: pd.DataFrame, claim: dict, need: str) -> Verdict:
     spec = claim["below"]
     s = _medians(results, spec, claim, spec["value"])
     limit = float(claim["limit"])
@@ -269,68 +273,59 @@ def _below(results: pd.DataFrame, claim: dict, need: str) -> Verdict:
 def _sweep(tables: dict, results: pd.DataFrame, claim: dict, need: str) -> Verdict:
     spec = claim["sweep"]
     tidy = _table(tables, {**claim, "metrics": [spec["metric"]]})
-    others = as_list(claim["above"])
-    missing = sorted(set(others) - set(tidy["column"]))
-    if missing:
-        raise ValueError(f"claim {claim['claim']!r}: columns {missing} are not in table {claim['table']!r}")
+    others = _columns(tidy, claim, "above")
     g = _runs(results, spec, claim)
-    xc = _xcol(g, spec["x"])
-    xv = pd.to_numeric(g[xc], errors="coerce")
+    xv = pd.to_numeric(g[xcol(g, spec["x"])], errors="coerce")
     g = g[(xv >= float(spec["from"]) - 1e-12) & (xv <= float(spec["to"]) + 1e-12)]
-    means = g.groupby(["dataset", pd.to_numeric(g[xc])])[spec["metric"]].mean()
-    levels = _cells(tidy)
-    pub_levels = _cells(tidy, "published") if tidy["published"].notna().any() else None
+    means = g.groupby(["dataset", xv.loc[g.index]])[spec["metric"]].mean()
     tol = float(claim.get("tolerance", 0.0))
-    held, cases, fails, pub_ok, pub_cases = 0, 0, [], 0, 0
-    for (ds, xval), v in means.items():
-        if (ds, spec["metric"]) not in levels.index:
-            continue
-        rest = levels.loc[(ds, spec["metric"])].reindex(others).dropna()
-        if rest.empty:
-            continue
-        cases += 1
-        if v >= rest.max() - tol - 1e-12:
-            held += 1
-        else:
-            fails.append(f"{ds} {spec['x']} = {xval:g}: {v:.3f} < {rest.max():.3f} ({rest.idxmax()})")
-        if pub_levels is not None and (ds, spec["metric"]) in pub_levels.index:
-            prest = pub_levels.loc[(ds, spec["metric"])].reindex(others).dropna()
-            if len(prest):
-                pub_cases += 1
-                pub_ok += int(v >= prest.max() - tol - 1e-12)
+
+    def levels(value: str) -> dict:
+        """dataset -> the ``above`` columns' values on it (those the table has)."""
+        piv = _cells(tidy, value)
+        return {ds: row.reindex(others).dropna() for (ds, _), row in piv.iterrows()}
+
+    ours = levels("value")
+    held, cases, fails = _count(
+        None if ours.get(ds) is None or ours[ds].empty else
+        (_at_least(v, ours[ds], tol), f"{ds} {spec['x']} = {x:g}: {v:.3f} < {ours[ds].max():.3f} ({ours[ds].idxmax()})")
+        for (ds, x), v in means.items())
+    pub = (None, 0)
+    if tidy["published"].notna().any():
+        printed = levels("published")
+        ph, pc, _ = _count(None if ours.get(ds) is None or ours[ds].empty or printed.get(ds) is None
+                           or printed[ds].empty else (_at_least(v, printed[ds], tol), "")
+                           for (ds, _), v in means.items())
+        pub = (ph, pc)
     form = (f"{spec['algorithm']} ({spec['metric']}, mean over seeds) ≥ max({', '.join(others)}) of {claim['table']} "
             f"at each {spec['x']} in [{spec['from']:g}, {spec['to']:g}] per data set")
-    pub = f"{pub_ok} of {pub_cases} (ours against the published levels)" if pub_cases else ""
     return Verdict(claim["claim"], form, _needed(held, cases, need), cases, held,
-                   f"{_share(held, cases, need)}. {_list(fails)}".strip(), pub, _oracle(tidy, others))
+                   f"{_share(held, cases, need)}. {_list(fails)}".strip(), *pub,
+                   published_note="ours against the published levels", oracle=_oracle(tidy, others))
+
+
+#: claim kind -> its test, each ``(tables, results, claim, need) -> Verdict``
+KINDS: dict[str, Callable] = {"above": _above, "close": _close, "wins": _wins, "slope": _slope, "below": _below,
+                              "sweep": _sweep}
 
 
 def evaluate_claim(claim: dict, tables: dict, results: pd.DataFrame) -> Verdict:
     """One claim (a configuration entry, see the module docstring) on the paper's tables (name ->
     tidy frame) and its experiments' results."""
-    need = claim.get("need", "all")
-    kind = claim_kind(claim)
     if claim.get("sources") and "experiment" in results.columns:  # the claim's experiment and those it reuses
         results = results[results["experiment"].isin(claim["sources"])]
-    if kind == "above":
-        return _above(tables, claim, need)
-    if kind == "close":
-        return _close(tables, claim, need)
-    if kind == "wins":
-        return _wins(tables, claim, need)
-    if kind == "slope":
-        return _slope(results, claim, need)
-    if kind == "below":
-        return _below(results, claim, need)
-    return _sweep(tables, results, claim, need)
+    return KINDS[claim_kind(claim)](tables, results, claim, claim.get("need", "all"))
 
 
 def evaluate(claims: list[dict], tables: dict, results: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts of ``claims``, one row each (:data:`VERDICT_COLUMNS`, then the published counts)."""
     rows = []
     for c in claims:
         v = evaluate_claim(c, tables, results)
-        rows.append({**asdict(v), "status": v.status})
-    return pd.DataFrame(rows, columns=[*Verdict.__dataclass_fields__, "status"])
+        rows.append({"claim": v.claim, "form": v.form, "holds": v.holds, "cases": v.cases, "held": v.held,
+                     "numbers": v.numbers, "published": v.published, "oracle": v.oracle, "status": v.status,
+                     "published_held": v.published_held, "published_cases": v.published_cases})
+    return pd.DataFrame(rows, columns=[*VERDICT_COLUMNS, "published_held", "published_cases"])
 
 
 def gap_counts(tables: dict) -> pd.DataFrame:
@@ -344,35 +339,3 @@ def gap_counts(tables: dict) -> pd.DataFrame:
         for cause, g in off.groupby("cause", sort=False):
             rows.append({"table": name, "cause": cause, "cells": len(g), "published_cells": pub})
     return pd.DataFrame(rows, columns=["table", "cause", "cells", "published_cells"])
-
-
-def gap_lines(tidy: pd.DataFrame) -> list[tuple[str, str, str]]:
-    """(cause, evidence, cells) of one table's cells far from the published values, one entry per
-    cause and evidence."""
-    if "cause" not in tidy.columns:
-        return []
-    off = tidy[tidy["cause"].fillna("") != ""]
-    out = []
-    for (cause, evidence), g in off.groupby(["cause", tidy.loc[off.index, "evidence"].fillna("")], sort=False):
-        cells = ", ".join(f"{r.dataset} {r.column} {r.metric} ({r.diff:+.3f})" for r in g.itertuples())
-        out.append((cause, evidence or "no evidence recorded", f"{len(g)}: {cells}"))
-    return out
-
-
-def cause_text(cause: str) -> str:
-    return CAUSES.get(cause, cause)
-
-
-def read_tables(paths: dict) -> dict:
-    """name -> tidy table (the CSV :func:`mkclust.reporting.write_table` writes), text columns with
-    empty strings where the CSV has none."""
-    out = {}
-    for name, path in paths.items():
-        df = pd.read_csv(path)
-        for c in ("vs", "cause", "evidence", "flags", "chosen", "na_reason"):
-            if c in df.columns:
-                df[c] = df[c].fillna("").astype(str)
-        if "oracle" in df.columns:
-            df["oracle"] = df["oracle"].astype(str).str.lower().eq("true")
-        out[name] = df
-    return out
