@@ -15,9 +15,18 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 if not workflow.overwrite_configfiles:
     configfile: str(Path(workflow.basedir) / "config.yaml")
 
-validate(config, str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
-
+from mkclust.configuration import resolve
 from mkclust.experiments import ConfigError, plan
+
+# experiments that name a protocol (workflow/protocols/) become the protocol with their overrides
+try:
+    _resolved = resolve(config, Path(workflow.basedir) / "workflow/protocols")
+except ConfigError as exc:
+    raise ValueError(f"config: {exc}") from None
+config.clear()
+config.update(_resolved)
+
+validate(config, str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
 from mkclust._captions import figure_caption, paper_name, table_caption, verdict_caption
 import mkclust.resources as RES
 

@@ -1,10 +1,11 @@
-import copy
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+
+from mkclust.configuration import load as load_config
 
 from mkclust import metrics
 from mkclust.datasets import load
@@ -68,7 +69,7 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
     from mkclust.datasets import REGISTRY
 
     repo = Path(__file__).resolve().parents[1]
-    config = yaml.safe_load((repo / "workflow/configs/paper.yaml").read_text())
+    config = load_config(repo / "workflow/configs/paper.yaml")
     validate(config, str(repo / "workflow/schemas/config.schema.yaml"))
     p = plan(config)
     mkc = {r.dataset for r in p.runs_of("mkc_table2_baselines")}
@@ -97,12 +98,9 @@ def test_paper_config_is_valid_and_plans_the_papers_sets():
 def test_quick_odmc_overlay_runs_the_paper_protocol_on_part_of_its_sets():
     """workflow/configs/paper_odmc_quick.yaml, merged into paper.yaml as Snakemake merges two
     --configfile files: the same runs (paths and parameters) as the paper configuration's, on five sets."""
-    from snakemake.utils import update_config
-
     repo = Path(__file__).resolve().parents[1]
-    full = yaml.safe_load((repo / "workflow/configs/paper.yaml").read_text())
-    merged = copy.deepcopy(full)
-    update_config(merged, yaml.safe_load((repo / "workflow/configs/paper_odmc_quick.yaml").read_text()))
+    full = load_config(repo / "workflow/configs/paper.yaml")
+    merged = load_config(repo / "workflow/configs/paper.yaml", repo / "workflow/configs/paper_odmc_quick.yaml")
     quick, whole = plan(merged), plan(full)
     sets = {"echocardiogram", "hepatitis", "colic", "house", "heart"}
     for exp in ("odmc_table2", "odmc_table2_baselines"):
@@ -118,7 +116,7 @@ def test_quick_odmc_overlay_runs_the_paper_protocol_on_part_of_its_sets():
 @pytest.mark.parametrize("mutate,match", [
     (lambda c: c["experiments"]["tiny"]["algorithms"].update(X={"algorithm": "nope"}), "unknown algorithm 'nope'"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(gamma=2), r"no parameter\(s\) \['gamma'\]"),
-    (lambda c: c["experiments"]["tiny"]["datasets"].append("wine"), "dataset 'wine' is not declared"),
+    (lambda c: c["experiments"]["tiny"]["datasets"].append("nowhere"), "dataset 'nowhere' is neither declared under datasets: nor a registered loader"),
     (lambda c: c["experiments"]["tiny"].update(banks=["nobank"]), "kernel bank 'nobank'"),
     (lambda c: c["datasets"].update(bad={"loader": "nowhere"}) or c["experiments"]["tiny"]["datasets"].append("bad"),
      "unknown dataset loader 'nowhere'"),

@@ -295,7 +295,8 @@ def test_every_gap_cause_names_a_cell_of_a_paper_table():
     import yaml
     from pathlib import Path
     from mkclust.reference import load_causes
-    cfg = yaml.safe_load((Path(__file__).parents[1] / "workflow/configs/paper.yaml").read_text())
+    from mkclust.configuration import load
+    cfg = load(Path(__file__).parents[1] / "workflow/configs/paper.yaml")
     tables = {}
     for exp in cfg["experiments"].values():
         for name, spec in (exp.get("tables") or {}).items():

@@ -210,7 +210,9 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
 def test_both_configurations_give_every_paper_a_verdict(path):
     from _wf import REPO
 
-    p = plan(yaml.safe_load((REPO / path).read_text()))
+    from mkclust.configuration import load
+
+    p = plan(load(REPO / path))
     assert sorted(p.verdict_papers()) == ["gumkl", "mkc", "odmc", "rmkkm", "scmk"]
     for paper in p.verdict_papers():
         assert len(p.claims(paper)) >= 2, paper

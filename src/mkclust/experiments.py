@@ -235,10 +235,13 @@ def _check_preprocess(how, where: str) -> None:
 
 
 def _dataset_spec(config: dict, name: str, where: str) -> dict:
+    """A data set's loader and options: its ``datasets:`` entry, or, for a name not declared there,
+    the registered loader of that name with its defaults."""
     declared = config.get("datasets") or {}
-    if name not in declared:
-        raise ConfigError(f"{where}: dataset {name!r} is not declared under datasets:")
-    opts = dict(declared[name] or {})
+    if name not in declared and name not in DATASETS:
+        raise ConfigError(f"{where}: dataset {name!r} is neither declared under datasets: nor a registered "
+                          "loader (python -m mkclust.datasets --list)")
+    opts = dict(declared.get(name) or {})
     loader = opts.pop("loader", name)
     if loader not in DATASETS:
         raise ConfigError(f"datasets.{name}: unknown dataset loader {loader!r}; registered: "

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from mkclust._captions import paper_name
+from mkclust.configuration import load as load_config
 from mkclust._io import atomic_open
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (a.figures / "run_summary.json").exists():
         print(f"{a.figures}/run_summary.json not found: run the workflow first", file=sys.stderr)
         return 2
-    full = yaml.safe_load(a.full.read_text()) if a.full else None
+    full = load_config(a.full) if a.full else None
     text = section(a.figures, full)
     if a.readme:
         new = replace_section(a.readme.read_text(), text)

@@ -1,0 +1,137 @@
+"""Configurations built from protocols: each paper's protocol written once, run at any size.
+
+A *protocol* (``workflow/protocols/<paper>.yaml``, under ``protocols:``) is an experiment as its
+paper runs it: data sets, kernel banks, seeds, algorithms with their grids, tables, claims and
+figures. A configuration's experiment that names one (``protocol: NAME``) starts from it and
+overrides it key by key (:func:`overlay`):
+
+- a mapping merges into the protocol's mapping, key by key, recursively;
+- a list or a value replaces the protocol's;
+- ``null`` deletes the key: a configuration leaves out an algorithm, a table, a column, a figure.
+
+So the default configuration (``config.yaml``) and the paper configuration
+(``workflow/configs/paper.yaml``) state only what they change: data sets, seeds, grid sizes, and
+what the smaller run leaves out. A protocol file may also declare ``kernel_banks``: they join the
+configuration's (the configuration's own entries override theirs, merged the same way).
+
+Two shorthands, expanded here: ``seeds: {range: n}`` is the seeds ``0 .. n-1``; a data set an
+experiment names without declaring it under ``datasets:`` is loaded by the registered loader of
+that name with its defaults (:func:`mkclust.experiments.plan`).
+
+Snakemake merges several ``--configfile`` files key by key before the Snakefile calls
+:func:`resolve`, so an overlay file (``workflow/configs/paper_results.yaml``) adds its overrides to
+the experiment's own, and both apply on top of the protocol.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from mkclust._validation import ConfigError
+
+PROTOCOL_DIR = Path(__file__).resolve().parents[2] / "workflow" / "protocols"  # in a checkout
+
+
+def overlay(base, change):
+    """``change`` applied on ``base`` (neither is modified): mappings merge recursively (the base's
+    key order first, new keys after), ``None`` deletes a key, anything else replaces."""
+    if not (isinstance(base, dict) and isinstance(change, dict)):
+        return copy.deepcopy(change)
+    out = {k: copy.deepcopy(v) for k, v in base.items()}
+    for k, v in change.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = overlay(out.get(k), v)
+    return out
+
+
+def read_protocols(folder: str | Path = PROTOCOL_DIR) -> tuple[dict, dict]:
+    """Every protocol and kernel bank declared in ``folder``'s YAML files: ``(protocols, banks)``.
+    A name declared twice is an error (naming both files)."""
+    protocols: dict = {}
+    banks: dict = {}
+    where: dict = {}
+    for path in sorted(Path(folder).glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text()) or {}
+        unknown = sorted(set(doc) - {"protocols", "kernel_banks"})
+        if unknown:
+            raise ConfigError(f"{path.name}: unknown top-level key(s) {unknown}; a protocol file has "
+                              "protocols and kernel_banks")
+        for kind, table in (("protocols", protocols), ("kernel_banks", banks)):
+            for name, body in (doc.get(kind) or {}).items():
+                if (kind, name) in where:
+                    raise ConfigError(f"{kind}.{name} is declared in both {where[kind, name]} and {path.name}")
+                where[kind, name] = path.name
+                table[name] = body
+    return protocols, banks
+
+
+def _seeds(value, where: str):
+    if isinstance(value, dict):
+        if set(value) != {"range"} or isinstance(value["range"], bool) or not isinstance(value["range"], int) \
+                or value["range"] < 1:
+            raise ConfigError(f"{where}: seeds are a list of integers or {{range: n}} (n >= 1), got {value!r}")
+        return list(range(value["range"]))
+    return value
+
+
+def resolve(config: dict, folder: str | Path = PROTOCOL_DIR) -> dict:
+    """The configuration with every ``protocol:`` experiment expanded and the seed ranges written
+    out: what the schema validates and :func:`mkclust.experiments.plan` plans. ``config`` itself is
+    not modified."""
+    experiments = config.get("experiments") or {}
+    wanted = any(isinstance(e, dict) and "protocol" in e for e in experiments.values())
+    protocols, banks = read_protocols(folder) if wanted else ({}, {})
+    out = dict(config)
+    if banks:
+        out["kernel_banks"] = overlay(banks, config.get("kernel_banks") or {})
+    resolved = {}
+    for name, e in experiments.items():
+        if isinstance(e, dict) and "protocol" in e:
+            e = dict(e)
+            which = e.pop("protocol")
+            if which not in protocols:
+                raise ConfigError(f"experiments.{name}.protocol: unknown protocol {which!r}; known: "
+                                  f"{', '.join(sorted(protocols))}")
+            e = overlay(protocols[which], e)
+        if isinstance(e, dict):
+            e = dict(e)
+            if "seeds" in e:
+                e["seeds"] = _seeds(e["seeds"], f"experiments.{name}.seeds")
+            algos = e.get("algorithms")
+            if isinstance(algos, dict):
+                e["algorithms"] = {label: ({**a, "seeds": _seeds(a["seeds"], f"experiments.{name}.algorithms."
+                                                                  f"{label}.seeds")}
+                                           if isinstance(a, dict) and "seeds" in a else a)
+                                   for label, a in algos.items()}
+        resolved[name] = e
+    if "experiments" in config:
+        out["experiments"] = resolved
+    return out
+
+
+def load(*paths: str | Path, folder: str | Path | None = None) -> dict:
+    """Read configuration files as ``snakemake --configfile a b ...`` does (each merged key by key
+    into the ones before) and resolve them: the configuration the workflow plans. The protocols are
+    ``folder``, else the ``workflow/protocols`` of the checkout the first file is in."""
+    merged: dict = {}
+    for path in paths:
+        merged = _update(merged, yaml.safe_load(Path(path).read_text()) or {})
+    if folder is None:
+        first = Path(paths[0]).resolve()
+        folder = next((d / "workflow" / "protocols" for d in first.parents
+                       if (d / "workflow" / "protocols").is_dir()), PROTOCOL_DIR)
+    return resolve(merged, folder)
+
+
+def _update(base: dict, change: dict) -> dict:
+    """Snakemake's merge of configuration files: mappings merge recursively, anything else
+    (``None`` included) replaces."""
+    out = dict(base)
+    for k, v in change.items():
+        out[k] = _update(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
