@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 if not workflow.overwrite_configfiles:
     configfile: str(Path(workflow.basedir) / "config.yaml")
 
-from mkclust.configuration import resolve
+from mkclust.configuration import resolve, schema_errors
 from mkclust.experiments import ConfigError, plan
 
 # experiments that name a protocol (workflow/protocols/) become the protocol with their overrides
@@ -26,7 +26,11 @@ except ConfigError as exc:
 config.clear()
 config.update(_resolved)
 
-validate(config, str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
+_SCHEMA = str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+try:
+    validate(config, _SCHEMA)
+except Exception:   # jsonschema's message is the whole schema and instance: one line per violation instead
+    raise ValueError("config: " + "; ".join(schema_errors(config, _SCHEMA))) from None
 from mkclust._captions import figure_caption, paper_name, table_caption, verdict_caption
 import mkclust.resources as RES
 

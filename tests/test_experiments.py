@@ -115,6 +115,14 @@ def test_quick_odmc_overlay_runs_the_paper_protocol_on_part_of_its_sets():
 
 @pytest.mark.parametrize("mutate,match", [
     (lambda c: c["experiments"]["tiny"]["algorithms"].update(X={"algorithm": "nope"}), "unknown algorithm 'nope'"),
+    # parameter values, before any job (they passed the dry run and failed in the first run job)
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(n_init=0),
+     r"tiny.algorithms.KKM: The 'n_init' parameter of KernelKMeans must be an int in the range \[1, inf\). Got 0"),
+    (lambda c: c["experiments"]["tiny_rmkkm"]["algorithms"]["RMKKM"].update(grid={"gamma": [0.3, 1.5]}),
+     r"tiny_rmkkm.algorithms.RMKKM: The 'gamma' parameter of RMKKM must be a float in the range \(0.0, 1.0\)"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"].update(grid={"kernel": [0, 7]}),
+     r"tiny.algorithms.KKM: kernel=7 is out of range for bank mkc3 of 3 kernels \(0 .. 2\)"),
+    (lambda c: c["experiments"]["tiny"].update(seeds=[0, 0]), r"experiments.tiny.seeds: seed\(s\) \[0\] listed twice"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(gamma=2), r"no parameter\(s\) \['gamma'\]"),
     (lambda c: c["experiments"]["tiny"]["datasets"].append("nowhere"), "dataset 'nowhere' is neither declared under datasets: nor a registered loader"),
     (lambda c: c["experiments"]["tiny"].update(banks=["nobank"]), "kernel bank 'nobank'"),

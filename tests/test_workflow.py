@@ -143,6 +143,30 @@ def test_second_run_has_nothing_to_do(done):
     assert "Nothing to be done" in p.stdout + p.stderr
 
 
+def _reversed(value, ordered=False):
+    """Every mapping's keys in reverse order, except those whose order is their meaning."""
+    from mkclust.experiments import ORDERED
+    if isinstance(value, dict):
+        items = list(value.items()) if ordered else list(value.items())[::-1]
+        return {k: _reversed(v, k in ORDERED) for k, v in items}
+    return [_reversed(v) for v in value] if isinstance(value, list) else value
+
+
+def test_a_configuration_with_its_keys_in_another_order_changes_no_job(done):
+    """The same configuration written with every mapping's keys reversed (data sets, banks, their
+    options, algorithms, params, grids, table specs) reran 22 jobs, two protected kernel banks among
+    them ("Params have changed")."""
+    original = (done / "config.yaml").read_text()
+    cfg = yaml.safe_load(original)
+    (done / "config.yaml").write_text(yaml.safe_dump(_reversed(cfg), sort_keys=False))
+    try:
+        assert (done / "config.yaml").read_text() != original
+        p = smk(done, "-n")
+        assert "Nothing to be done" in p.stdout + p.stderr, p.stdout[-3000:]
+    finally:
+        (done / "config.yaml").write_text(original)
+
+
 def test_parameter_change_reruns_only_affected(done):
     before = mtimes(done / "data")
     cfg = yaml.safe_load((done / "config.yaml").read_text())
@@ -186,19 +210,33 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
 
 
 @pytest.mark.parametrize("mutate,message", [
-    (lambda c: c.update(colour="red"), "colour"),
-    (lambda c: c["experiments"]["tiny"].update(seeds="abc"), "['tiny']['seeds']"),
-    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"].update(parms={}), "parms"),
+    (lambda c: c.update(colour="red"), "config: (top level): Additional properties are not allowed ('colour' was unexpected)"),
+    (lambda c: c["experiments"]["tiny"].update(seeds="abc"), "config: experiments.tiny.seeds: 'abc' is not of type 'array'"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"].update(parms={}),
+     "config: experiments.tiny.algorithms.KKM: Additional properties are not allowed ('parms' was unexpected)"),
     (lambda c: c["experiments"]["tiny"]["algorithms"].update(X={"algorithm": "nope"}), "unknown algorithm 'nope'"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(n_init=0),
+     "config: experiments.tiny.algorithms.KKM: The 'n_init' parameter of KernelKMeans must be an int in the range [1, inf). Got 0 instead."),
 ])
 def test_bad_config_stops_before_any_rule(tmp_path_factory, mutate, message):
+    """Before any job, in a few lines: a schema error printed 300-650 lines (jsonschema's dump of the
+    schema and the instance), and a wrong parameter value passed the dry run."""
     cfg = yaml.safe_load(TINY.read_text())
     mutate(cfg)
     wd = new_workdir(tmp_path_factory, "bad", cfg)
     p = smk(wd, "-n", check=False)
     assert p.returncode != 0
     assert message in p.stdout + p.stderr
+    assert len((p.stdout + p.stderr).strip().splitlines()) <= 6, p.stdout + p.stderr
     assert not (wd / "data").exists()
+
+
+def test_a_target_no_experiment_uses_is_named(tmp_path_factory):
+    """data/processed/<set>.npz of a set no experiment uses gave a KeyError traceback."""
+    wd = new_workdir(tmp_path_factory, "unused")
+    p = smk(wd, "-n", "data/processed/wine.npz", check=False)
+    assert p.returncode != 0
+    assert "data set 'wine' is not used by any experiment of this configuration" in p.stdout + p.stderr
 
 
 MIRROR = Path(os.environ.get("MKCLUST_DATA_MIRROR") or REPO.parent / "shared" / "datasets")

@@ -135,3 +135,21 @@ def _update(base: dict, change: dict) -> dict:
     for k, v in change.items():
         out[k] = _update(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
+
+
+def schema_errors(config: dict, schema_path: str | Path, limit: int = 3) -> list[str]:
+    """The configuration's schema violations, one short line each (``experiments.x.algorithms.KKM:
+    Additional properties are not allowed ('paramz' was unexpected)``), at most ``limit``: what the
+    Snakefile reports instead of jsonschema's page-long dump of the schema and the instance."""
+    import jsonschema
+
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    lines = []
+    for err in errors[:limit]:
+        msg = err.message if len(err.message) <= 200 else err.message[:200] + " ..."
+        lines.append(f"{'.'.join(map(str, err.absolute_path)) or '(top level)'}: {msg}")
+    if len(errors) > limit:
+        lines.append(f"and {len(errors) - limit} more")
+    return lines
+

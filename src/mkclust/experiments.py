@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 
-from mkclust._pseudo import PSEUDO_PARAMS
+from mkclust._pseudo import PSEUDO_PARAMS, split_pseudo
 from mkclust._validation import ConfigError, as_list, claim_kind
 from mkclust.algorithms import ALGORITHMS
 from mkclust.datasets import REGISTRY as DATASETS
@@ -128,6 +128,21 @@ class Plan:
     def figures_dir(self) -> str:
         return self.config.get("figures_dir", "figures")
 
+    def dataset_spec(self, name: str) -> dict:
+        """The loader and options of a data set of the plan (a clear error for any other name: a
+        target such as data/processed/<name>.npz of a set no experiment uses)."""
+        if name not in self.datasets:
+            raise ConfigError(f"data set {name!r} is not used by any experiment of this configuration "
+                              f"(its data sets: {', '.join(sorted(self.datasets))})")
+        return self.datasets[name]
+
+    def bank_spec(self, name: str) -> dict:
+        """The options of a kernel bank of the plan (a clear error for any other name)."""
+        if name not in self.banks:
+            raise ConfigError(f"kernel bank {name!r} is not used by any experiment of this configuration "
+                              f"(its banks: {', '.join(sorted(self.banks))})")
+        return self.banks[name]
+
     def bank_size(self, bank: str) -> int | None:
         """The number of kernels of a configured bank (None when it depends on the data set)."""
         spec = self.banks[bank]
@@ -176,7 +191,7 @@ class Plan:
 
     def claims(self, paper: str) -> list[dict]:
         """The headline claims of one paper, from its experiments' ``claims:`` in order."""
-        return [{**c, "sources": self.sources(e)} for e in self.experiments_of(paper)
+        return [canonical({**c, "sources": self.sources(e)}) for e in self.experiments_of(paper)
                 for c in self.config["experiments"][e].get("claims") or []]
 
     def verdict_papers(self) -> list[str]:
@@ -199,6 +214,24 @@ class Plan:
 
     def summary_targets(self) -> list[str]:
         return [f"{self.figures_dir}/run_summary.{ext}" for ext in ("json", "rst", "html")]
+
+
+#: mappings whose key order is what they mean (a table's or a figure's column order; the verdict
+#: lists a paper's claims and tables in the order of its experiments and their tables); every other
+#: mapping of a configuration means the same in any key order
+ORDERED = frozenset({"columns", "levels", "totals", "time", "tables", "experiments"})
+
+
+def canonical(value, ordered: bool = False):
+    """``value`` with every mapping's keys sorted, except the mappings under :data:`ORDERED` keys
+    (their values canonical too): what the rules get as params, so that rewriting a configuration
+    with its keys in another order changes no job."""
+    if isinstance(value, dict):
+        items = value.items() if ordered else sorted(value.items(), key=lambda kv: str(kv[0]))
+        return {k: canonical(v, ordered=k in ORDERED) for k, v in items}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
 
 
 def _grid(values: dict, where: str, bank_sizes: dict[str, int | None], bank: str) -> list[dict]:
@@ -226,7 +259,7 @@ def _bank_spec(config: dict, name: str, where: str) -> dict:
     if spec["bank"] not in BANKS:
         raise ConfigError(f"kernel_banks.{name}.bank: unknown bank {spec['bank']!r}; known: {', '.join(sorted(BANKS))}")
     _check_preprocess(spec.get("preprocess"), f"kernel_banks.{name}.preprocess")
-    return spec
+    return canonical(spec)
 
 
 def _check_preprocess(how, where: str) -> None:
@@ -249,7 +282,7 @@ def _dataset_spec(config: dict, name: str, where: str) -> dict:
     if DATASETS[loader].kind == "unavailable":
         raise ConfigError(f"datasets.{name}: {loader} is not obtainable ({DATASETS[loader].reason}); "
                           "remove it from the experiments")
-    return {"loader": loader, "options": opts}
+    return {"loader": loader, "options": canonical(opts)}
 
 
 def plan(config: dict) -> Plan:
@@ -263,7 +296,8 @@ def plan(config: dict) -> Plan:
             p.banks[b] = _bank_spec(config, b, f"{where}.banks")
         for label, a in e["algorithms"].items():
             p.runs += _algorithm_runs(p, exp, e, label, a or {})
-        p.outputs[exp] = {"tables": dict(e.get("tables") or {}), "figures": dict(e.get("figures") or {})}
+        p.outputs[exp] = {kind: {name: canonical(spec or {}) for name, spec in (e.get(kind) or {}).items()}
+                          for kind in ("tables", "figures")}
     _check_outputs(p)
     _check_claims(p)
     seen: set[tuple] = set()
@@ -323,15 +357,38 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
     stray = sorted(set(datasets) - set(e["datasets"]))
     if stray:
         raise ConfigError(f"{where}.datasets: {stray} are not datasets of experiment {exp}")
+    seeds = a.get("seeds", e.get("seeds", [0]))
+    twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice:
+        raise ConfigError(f"{where if 'seeds' in a else f'experiments.{exp}'}.seeds: seed(s) {twice} listed twice")
     runs = []
     for bank in banks:
         sizes = {} if bank == NO_BANK else {bank: p.bank_size(bank)}
         for combo in _grid(grid, where, sizes, bank):
+            _check_values(cls, {**fixed, **combo}, where, bank, sizes.get(bank))
             params = json.dumps({**fixed, **combo}, sort_keys=True)
             runs += [Run(exp, label, est_name, ds, bank, params, int(seed), bool(e.get("timing", False)),
                          ",".join(sorted(batch)))
-                     for ds in datasets for seed in a.get("seeds", e.get("seeds", [0]))]
+                     for ds in datasets for seed in seeds]
     return runs
+
+
+def _check_values(cls, params: dict, where: str, bank: str, size: int | None) -> None:
+    """One parameter set's values, before any job: the estimator built and its parameters validated
+    (its ``_parameter_constraints``), a kernel index or count within the bank's size."""
+    own, pseudo = split_pseudo(params)
+    try:
+        cls(**own)._check_params()
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    kernel, count = pseudo.get("kernel"), pseudo.get("n_kernels")
+    if kernel is not None and kernel != "ew" and not (isinstance(kernel, int) and not isinstance(kernel, bool)):
+        raise ConfigError(f"{where}: kernel={kernel!r}; a kernel is an index of the bank, ew or (in a grid) all")
+    if size is not None and isinstance(kernel, int) and not 0 <= kernel < size:
+        raise ConfigError(f"{where}: kernel={kernel} is out of range for bank {bank} of {size} kernels (0 .. {size - 1})")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int)
+                              or not 1 <= count <= (size or count)):
+        raise ConfigError(f"{where}: n_kernels={count!r} is out of range for bank {bank} of {size} kernels")
 
 
 def _check_outputs(p: Plan) -> None:

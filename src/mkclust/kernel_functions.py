@@ -262,6 +262,16 @@ def apply_preprocess(X, how: str | None):
 # --------------------------------------------------------------------------------------------
 
 
+def clip_psd(K) -> np.ndarray:
+    """The nearest positive semi-definite matrix to a symmetric K in the Frobenius norm: its
+    eigendecomposition with the negative eigenvalues set to 0 (O(n^3)). For a kernel that a fit
+    refuses as not positive semi-definite (:func:`mkclust._validation.check_psd`) when its negative
+    part is known to be noise; a large negative part means the matrix is not a kernel."""
+    K = check_kernels(K, allow_multiple=False)[0]
+    lam, U = np.linalg.eigh(K)
+    return _symmetrize((U * np.maximum(lam, 0.0)) @ U.T)
+
+
 def feature_map(K, rank: int | None = None, energy: float | None = None, return_info: bool = False):
     """Explicit features F (n, r) with K ~= F F', from the eigendecomposition of K.
 

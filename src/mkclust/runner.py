@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_info
 
 from mkclust import metrics as _metrics
 from mkclust._pseudo import IMBALANCED_ABOVE, class_imbalance, input_key, resolve_balance, split_pseudo
-from mkclust._validation import ConfigError
+from mkclust._validation import ConfigError, assume_psd, check_psd
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.algorithms.base import NotFinished
 from mkclust.datasets import Dataset, load
@@ -134,21 +134,25 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
             data, kernel_name = bank.select(pseudo.get("kernel"))
         else:
             data, kernel_name = _bank_input(bank, input_kind, pseudo)
+        if input_kind != "features" and ALGORITHMS[runs[0].estimator].requires_psd and not isinstance(data, list):
+            # once per input here, so the fits (and their timings) skip it (assume_psd below)
+            check_psd(data, f"{runs[0].dataset}/{runs[0].bank} kernel {kernel_name}")
         # an estimator with fit_batch fits the runs on one input together; one that says
         # batch_alone_first (ODMC) fits the first alone, so that its seconds per iteration are
         # those of one fit
         first = getattr(ALGORITHMS[runs[0].estimator], "batch_alone_first", False)
         alone = (idx[:1] if first else []) if batching and pseudo.get("fit_subset") is None else idx
-        for k in alone:
-            run, params = runs[k], split[k][0]
-            log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
-            est = get_estimator(run.estimator, random_state=run.seed, **params)
-            records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
-        batch = idx[len(alone):]
-        if batch:
-            fitted = _fit_batch_records([(runs[k], split[k][0]) for k in batch], data, ds, kernel_name)
-            for k, rec in zip(batch, fitted):
-                records[k] = rec
+        with assume_psd():
+            for k in alone:
+                run, params = runs[k], split[k][0]
+                log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
+                est = get_estimator(run.estimator, random_state=run.seed, **params)
+                records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
+            batch = idx[len(alone):]
+            if batch:
+                fitted = _fit_batch_records([(runs[k], split[k][0]) for k in batch], data, ds, kernel_name)
+                for k, rec in zip(batch, fitted):
+                    records[k] = rec
     for rec, d in zip(records, derived):
         rec["derived_params"] = d
     return records

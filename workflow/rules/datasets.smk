@@ -9,11 +9,11 @@ rule dataset:
     output:
         f"{DATA}/processed/{{dataset}}.npz",
     params:
-        spec=lambda wc: PLAN.datasets[wc.dataset],
+        spec=lambda wc: PLAN.dataset_spec(wc.dataset),
         raw_dir=f"{DATA}/raw",
     resources:
-        mem_mb=lambda wc, attempt: RES.dataset_mem_mb(RES.raw_bytes(PLAN.datasets[wc.dataset]), attempt),
-        runtime=lambda wc, attempt: RES.dataset_runtime(RES.raw_bytes(PLAN.datasets[wc.dataset]), attempt),
+        mem_mb=lambda wc, attempt: RES.dataset_mem_mb(RES.raw_bytes(PLAN.dataset_spec(wc.dataset)), attempt),
+        runtime=lambda wc, attempt: RES.dataset_runtime(RES.raw_bytes(PLAN.dataset_spec(wc.dataset)), attempt),
     log:
         f"{DATA}/logs/dataset/{{dataset}}.log",
     conda:

@@ -72,6 +72,7 @@ class AASC(BaseClusterer):
     }
 
     input_kind = "kernels"
+    requires_psd = False  # affinity matrices, as spectral clustering
 
     def __init__(self, n_clusters=8, p=2.0, max_iter=30, tol=1e-6, n_init=10, negative="clip", random_state=None):
         self.n_clusters = n_clusters

@@ -90,6 +90,9 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
 
     input_kind = "kernel"
     two_class_only = False
+    #: kernels must be positive semi-definite (checked by ``_validate_kernel``, tolerance
+    #: :data:`mkclust._validation.PSD_RTOL`); False for methods on affinities (spectral clustering)
+    requires_psd = True
     cost: ClassVar[Cost]
     #: scikit-learn's parameter constraints (``sklearn.utils._param_validation``): every estimator
     #: states each parameter's type and range once; :meth:`_check_params` validates them all before
@@ -119,7 +122,7 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         """The parameters (:meth:`_check_params`), then one (n, n) kernel (a bank for ``kernels``
         estimators), checked; and n_clusters checked against n."""
         self._check_params()
-        K = check_kernels(K, allow_multiple=self.input_kind == "kernels")
+        K = check_kernels(K, allow_multiple=self.input_kind == "kernels", psd=self.requires_psd)
         self._check_n_clusters(K.shape[1])
         return K if self.input_kind == "kernels" else K[0]
 

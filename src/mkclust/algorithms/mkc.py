@@ -179,7 +179,7 @@ class MKC(BaseClusterer):
                            else principal_directions(F, rank=self.rank)[0] for F in feats]
             feats = self._reduce(feats)
         else:
-            K = check_kernels(X, allow_multiple=True)
+            K = check_kernels(X, allow_multiple=True, psd=self.requires_psd)
             self._proj = []
             feats = []
             for Kk in K:

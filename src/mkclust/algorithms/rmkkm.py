@@ -80,8 +80,13 @@ def _centred(K: np.ndarray) -> np.ndarray:
 
 def rmkkm_weights(h: np.ndarray, gamma: float) -> np.ndarray:
     """Eq. 20: w_t = h_t^(1/(gamma-1)) / (sum_t h_t^(gamma/(gamma-1)))^(1/gamma), so that
-    sum_t w_t^gamma = 1 (computed in logs; h floored at 1e-12 max h)."""
-    h = np.maximum(np.asarray(h, dtype=np.float64), 1e-12 * h.max())
+    sum_t w_t^gamma = 1 (computed in logs; h floored at 1e-12 max h). When every h_t is 0 (every
+    sample at its centre in every kernel: constant kernels, or n = n_clusters) Eq. 20 is 0/0 and
+    every kernel fits equally well: the weights are equal, m^(-1/gamma)."""
+    h = np.asarray(h, dtype=np.float64)
+    if not h.max() > 0:
+        return np.full(h.size, float(h.size) ** (-1.0 / gamma))
+    h = np.maximum(h, 1e-12 * h.max())
     logw = np.log(h) / (gamma - 1.0)
     logw -= np.logaddexp.reduce(gamma * logw) / gamma
     return np.exp(logw)
@@ -385,8 +390,11 @@ class MKKM(BaseClusterer):
             labels = new
             dist = kernel_distances(K, diags, centre_matrix(labels, c, ones))
             Dp = dist[:, idx, labels].sum(axis=1)
-            inv = 1.0 / np.maximum(Dp, 1e-12 * max(Dp.max(), 1e-300))
-            w = inv / inv.sum()
+            if Dp.max() > 0:   # w_t proportional to 1 / D_t (floored at 1e-12 of the largest)
+                inv = 1.0 / np.maximum(Dp, 1e-12 * Dp.max())
+                w = inv / inv.sum()
+            else:              # every sample at its centre in every kernel: every kernel fits equally
+                w = np.full(m, 1.0 / m)
             trace.append(float((w**2) @ Dp))
             log.debug("MKKM iteration %d: objective %.12g", n_iter, trace[-1])
             if abs(trace[-2] - trace[-1]) < float(self.tol):

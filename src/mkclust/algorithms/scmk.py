@@ -120,9 +120,13 @@ def reconstruction_errors(Kc: np.ndarray, Z: np.ndarray) -> np.ndarray:
 
 
 def scmk_weights(h: np.ndarray) -> np.ndarray:
-    """Eq. 22: w_i = (h_i sum_j 1/h_j)^(-2), so that sum_i sqrt(w_i) = 1 (h floored at 1e-12 max h)."""
+    """Eq. 22: w_i = (h_i sum_j 1/h_j)^(-2), so that sum_i sqrt(w_i) = 1 (h floored at 1e-12 max h).
+    When every h_i is 0 (every kernel reconstructed exactly: constant kernels) Eq. 22 is 0/0 and every
+    kernel fits equally well: the weights are equal, 1/m^2."""
     h = np.asarray(h, dtype=np.float64)
-    h = np.maximum(h, 1e-12 * max(float(h.max()), 1e-300))
+    if not h.max() > 0:
+        return np.full(h.size, float(h.size) ** -2.0)
+    h = np.maximum(h, 1e-12 * float(h.max()))
     return (h * np.sum(1.0 / h)) ** -2.0
 
 

@@ -81,6 +81,8 @@ def unnormalized_laplacian_embedding(W: np.ndarray, n_components: int, random_st
 
 
 class _SpectralBase(BaseClusterer):
+    requires_psd = False  # an affinity matrix (a kNN graph, say) need not be a PSD kernel
+
     def __init__(self, n_clusters=8, n_init=10, negative="error", random_state=None):
         self.n_clusters = n_clusters
         self.n_init = n_init
