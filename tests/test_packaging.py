@@ -1,6 +1,8 @@
 """The conda environment (envs/mkclust.yaml) must provide what `pip install -e .` does."""
 
+import ast
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -12,14 +14,51 @@ CONDA_NAME = {"cvxpy": "cvxpy-base", "matplotlib": "matplotlib-base"}
 NOT_IN_JOB_ENV = {"snakemake"}
 
 
-def test_conda_env_matches_pip_dependencies():
+def _pip_names() -> set[str]:
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    pip_names = {re.split(r"[\[<>=!~ ]", d, maxsplit=1)[0].lower() for d in deps} - NOT_IN_JOB_ENV
+    return {re.split(r"[\[<>=!~ ]", d, maxsplit=1)[0].lower() for d in deps}
+
+
+def test_conda_env_matches_pip_dependencies_pinned():
     env = yaml.safe_load((REPO / "envs/mkclust.yaml").read_text())
-    conda_names = {re.split(r"[<>=!~ ]", d, maxsplit=1)[0].lower() for d in env["dependencies"] if isinstance(d, str)}
-    missing = {CONDA_NAME.get(n, n) for n in pip_names} - conda_names
+    specs = [d for d in env["dependencies"] if isinstance(d, str)]
+    conda_names = {re.split(r"[<>=!~ ]", d, maxsplit=1)[0].lower() for d in specs}
+    missing = {CONDA_NAME.get(n, n) for n in _pip_names() - NOT_IN_JOB_ENV} - conda_names
     assert not missing, f"envs/mkclust.yaml lacks {sorted(missing)}"
-    assert any(d.startswith("python>=3.11") for d in env["dependencies"] if isinstance(d, str))
+    unpinned = [d for d in specs if not re.fullmatch(r"[A-Za-z0-9_.\-]+=[0-9][0-9.]*", d)]
+    assert not unpinned, f"envs/mkclust.yaml: not pinned to one version: {unpinned}"
+    assert "python=3.11" in specs
+
+
+def _imported_modules(paths) -> set[str]:
+    mods = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                mods |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                mods.add(node.module.split(".")[0])
+    return mods - set(sys.stdlib_module_names) - {"mkclust", "__future__"}
+
+
+def test_every_runtime_import_and_solver_is_a_declared_dependency():
+    """What the package and the job scripts import (and the cvxpy solvers the estimators name) is
+    declared in pyproject.toml: SCS, GMMC's solver, and PyYAML were missing or test-only."""
+    from importlib.metadata import packages_distributions
+
+    code = list((REPO / "src/mkclust").rglob("*.py")) + list((REPO / "workflow/scripts").glob("*.py"))
+    dists = packages_distributions()
+    declared = _pip_names()
+    needed = {}
+    for mod in _imported_modules(code) - {"snakemake"}:   # the job scripts' `snakemake` object
+        names = {d.lower() for d in dists.get(mod, [])}
+        assert names, f"{mod} is imported but no installed distribution provides it"
+        needed[mod] = names
+    undeclared = {m: n for m, n in needed.items() if not n & declared}
+    assert not undeclared, f"imported but not in pyproject dependencies: {undeclared}"
+    solvers = set(re.findall(r"cp\.(SCS|CLARABEL|ECOS|OSQP|MOSEK)\b",
+                             "".join(p.read_text() for p in code)))
+    assert solvers and {s.lower() for s in solvers} <= declared, solvers
 
 
 def test_every_rule_uses_the_conda_env():
