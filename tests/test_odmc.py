@@ -58,7 +58,7 @@ def test_default_tau_holds_every_maximiser():
     n = K.shape[0]
     L = np.linalg.cholesky(K + 1e-9 * np.eye(n))
     for lam, nu, th in [(1.0, 0.2, 0.2), (100.0, 0.8, 0.6), (10.0, 0.4, 0.8)]:
-        tau = ODMC(lambda_=lam, nu=nu, theta=th).default_tau(n)
+        tau = ODMC(lam=lam, nu=nu, theta=th).default_tau(n)
         kappa = odm_kappa(n, lam, th)
         for y in Y:
             a1, a2 = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True)
@@ -72,7 +72,7 @@ def test_default_tau_holds_every_maximiser():
 @pytest.fixture(scope="module")
 def fitted():
     K, y = blobs()
-    return K, y, ODMC(lambda_=1.0, max_iter=3000, random_state=0).fit(K)
+    return K, y, ODMC(lam=1.0, max_iter=3000, random_state=0).fit(K)
 
 
 def test_two_blobs_are_labelled_perfectly(fitted):
@@ -97,7 +97,7 @@ def test_mu_on_the_simplex_alpha_in_the_box_and_B_balanced(fitted):
 def test_duality_gap_trends_down_within_an_epoch():
     K, _ = blobs(seed=3)
     # no label generation: one averaging epoch over a fixed B
-    est = ODMC(lambda_=10.0, max_iter=4000, generate_every=10**6, check_every=50, random_state=1).fit(K)
+    est = ODMC(lam=10.0, max_iter=4000, generate_every=10**6, check_every=50, random_state=1).fit(K)
     gaps = np.array([g for _, g in est.gap_trace_])
     windows = gaps[: len(gaps) // 4 * 4].reshape(4, -1).mean(axis=1)
     assert (np.diff(windows) < 0).all(), windows
@@ -107,18 +107,18 @@ def test_duality_gap_trends_down_within_an_epoch():
 def test_gap_bound_is_above_the_true_gap():
     # the reported gap bounds max_A phi(mu, .) - min_k G(alpha, y_k); the max solved by cvxpy
     K, _ = blobs(n=10, seed=4)
-    est = ODMC(lambda_=1.0, max_iter=300, random_state=0).fit(K)
+    est = ODMC(lam=1.0, max_iter=300, random_state=0).fit(K)
     n = K.shape[0]
     Y = est.labels_pool_.astype(float)
     L = np.linalg.cholesky(K + 1e-9 * np.eye(n))
-    kappa = odm_kappa(n, est.lambda_, est.theta)
+    kappa = odm_kappa(n, est.lam, est.theta)
     a1, a2 = cp.Variable(n), cp.Variable(n)
     th, nu = est.theta, est.nu
     phi = sum(m * (-0.5 * cp.sum_squares(L.T @ cp.multiply(y, a1 - a2))) for m, y in zip(est.mu_, Y))
     phi += (-kappa * (cp.sum_squares(a1) + cp.sum_squares(a2) / nu) + (1 - th) * cp.sum(a1) - (1 + th) * cp.sum(a2))
     prob = cp.Problem(cp.Maximize(phi), [a1 >= 0, a2 >= 0, a1 <= est.tau_, a2 <= est.tau_])
     prob.solve(solver=cp.CLARABEL)
-    true_gap = prob.value - dual_objective(K, est.alpha_, Y, est.lambda_, nu, th).min()
+    true_gap = prob.value - dual_objective(K, est.alpha_, Y, est.lam, nu, th).min()
     assert -1e-7 <= true_gap <= est.duality_gap_ + 1e-7
 
 
@@ -146,10 +146,10 @@ def test_odmc_parameters_and_registry():
         ODMC(n_clusters=3).fit(K)
     with pytest.raises(ValueError, match="theta"):
         ODMC(theta=1.0).fit(K)
-    with pytest.raises(ValueError, match=r"'lambda_' parameter of ODMC must be a float in the range \(0.0, inf\)"):
-        ODMC(lambda_=0.0).fit(K)
-    a = get_estimator("odmc", lambda_=10.0, max_iter=200, random_state=3).fit(K)
-    b = ODMC(lambda_=10.0, max_iter=200, random_state=3).fit(K)
+    with pytest.raises(ValueError, match=r"'lam' parameter of ODMC must be a float in the range \(0.0, inf\)"):
+        ODMC(lam=0.0).fit(K)
+    a = get_estimator("odmc", lam=10.0, max_iter=200, random_state=3).fit(K)
+    b = ODMC(lam=10.0, max_iter=200, random_state=3).fit(K)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     np.testing.assert_array_equal(a.mu_, b.mu_)
 
@@ -253,9 +253,9 @@ def test_swap_improve_rows_in_lockstep_equal_one_row_alone():
 
 
 def grid_estimators():
-    ests = [ODMC(lambda_=lam, nu=nu, theta=th, max_iter=600, random_state=seed)
+    ests = [ODMC(lam=lam, nu=nu, theta=th, max_iter=600, random_state=seed)
             for lam, nu, th in [(1, 0.2, 0.2), (10, 0.8, 0.4), (1000, 0.4, 0.8)] for seed in (0, 1)]
-    ests.append(ODMC(lambda_=10, nu=0.4, theta=0.2, max_iter=300, random_state=2))   # another schedule
+    ests.append(ODMC(lam=10, nu=0.4, theta=0.2, max_iter=300, random_state=2))   # another schedule
     return ests
 
 
@@ -294,14 +294,14 @@ def test_run_group_fits_odmc_runs_in_one_batch(tmp_path):
     ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 90}})
     ds.save(tmp_path / "ds.npz")
     make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
-    runs = [Run("e", "ODMC", "odmc", "ds", "b", json.dumps({"kernel": 1, "lambda_": lam, "max_iter": 400}), seed,
-                batch="lambda_") for lam in (1, 100) for seed in (0, 1)]
+    runs = [Run("e", "ODMC", "odmc", "ds", "b", json.dumps({"kernel": 1, "lam": lam, "max_iter": 400}), seed,
+                batch="lam") for lam in (1, 100) for seed in (0, 1)]
     recs = run_group(runs, tmp_path / "ds.npz", tmp_path / "bank.npz")
     from mkclust.kernels import KernelBank
     K = KernelBank.load(tmp_path / "bank.npz").kernel(1)
     for run, rec in zip(runs, recs):
         p = json.loads(run.params_json)
-        alone = ODMC(lambda_=p["lambda_"], max_iter=400, random_state=run.seed).fit(K)
+        alone = ODMC(lam=p["lam"], max_iter=400, random_state=run.seed).fit(K)
         assert rec["labels"] == alone.labels_.tolist()
         assert rec["objective"] == pytest.approx(alone.objective_, rel=1e-9)
     sizes = [rec["diagnostics"]["batch_size_"] for rec in recs]

@@ -8,6 +8,7 @@ import contextvars
 
 import numpy as np
 import scipy.linalg
+from sklearn.utils import check_array
 
 class ConfigError(ValueError):
     """A configuration that cannot be run; the message names the offending key."""
@@ -16,8 +17,9 @@ class ConfigError(ValueError):
 #: relative tolerance for symmetry checks of kernel matrices
 SYMMETRY_RTOL = 1e-8
 #: tolerance of the positive semi-definiteness check, relative to n max|K_ij| (a bound on the largest
-#: eigenvalue): the rounding of a Gram matrix computed in float64 is ~1e-16 n of it, far below
-PSD_RTOL = 1e-10
+#: eigenvalue): rounding in a kernel computed in float64 (~1e-16 of it) or float32 (~1e-7) passes; an
+#: indefinite similarity (a zero diagonal: -1 / n of it, a sigmoid kernel: ~1e-2) does not
+PSD_RTOL = 1e-6
 
 _ASSUME_PSD = contextvars.ContextVar("mkclust_assume_psd", default=False)
 
@@ -39,9 +41,9 @@ def psd_assumed() -> bool:
     return _ASSUME_PSD.get()
 
 
-def check_psd(K, name: str = "K") -> None:
+def check_psd(K, name: str = "K", rtol: float = PSD_RTOL) -> None:
     """Raise a ValueError unless every kernel of ``K`` (m, n, n; symmetric) is positive semi-definite
-    up to the tolerance: lambda_min >= -PSD_RTOL n max|K_ij|.
+    up to the tolerance: lambda_min >= -rtol n max|K_ij| (``rtol`` :data:`PSD_RTOL` for float64).
 
     The test is a Cholesky factorisation of K + tol I (LAPACK potrf, n^3 / 3 flops and one n x n
     copy; 0.03 s at n = 1000 on one core, a fraction of any fit that factorises or iterates on K);
@@ -53,7 +55,7 @@ def check_psd(K, name: str = "K") -> None:
         scale = n * float(np.abs(K[k]).max())
         if scale == 0.0:
             continue
-        tol = PSD_RTOL * scale
+        tol = rtol * scale
         M = np.array(K[k], order="F")
         M.flat[:: n + 1] += tol
         _, info = scipy.linalg.lapack.dpotrf(M, lower=1, clean=0, overwrite_a=1)
@@ -61,7 +63,7 @@ def check_psd(K, name: str = "K") -> None:
             lam = float(scipy.linalg.eigvalsh(K[k], subset_by_index=[0, 0])[0])
             raise ValueError(
                 f"{name}[{k}] is not positive semi-definite: its smallest eigenvalue is {lam:.4g}, below "
-                f"-{tol:.3g} (-{PSD_RTOL:g} x n x max|K_ij|). A kernel method's objective is unbounded or "
+                f"-{tol:.3g} (-{rtol:g} x n x max|K_ij|). A kernel method's objective is unbounded or "
                 "meaningless on it; if the negative part is noise, clip it first: "
                 "mkclust.kernel_functions.clip_psd(K)")
 
@@ -73,61 +75,56 @@ def as_list(value) -> list:
 
 
 def check_features(X, name: str = "X") -> np.ndarray:
-    """Return ``X`` as a finite float64 2-d array (dense; sparse input is densified)."""
-    if hasattr(X, "toarray"):
-        X = X.toarray()
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be a 2-d array (n_samples, n_features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {X.shape})")
-    bad = ~np.isfinite(X)
-    if bad.any():
-        rows = np.unique(np.nonzero(bad)[0])
-        raise ValueError(
-            f"{name} contains {int(bad.sum())} NaN or infinite value(s), in row(s) "
-            f"{rows[:10].tolist()}{' ...' if rows.size > 10 else ''}"
-        )
-    return X
+    """Return ``X`` as a finite float64 2-d array (dense; sparse input is densified), through
+    scikit-learn's ``check_array`` (its messages: NaN, complex or object data, 1-d input, empty)."""
+    X = check_array(X, accept_sparse=True, dtype=np.float64, input_name=name)
+    return X.toarray() if hasattr(X, "toarray") else X
 
 
-def _dense(k, name: str):
-    if hasattr(k, "toarray"):   # a scipy sparse matrix: kernels are dense n x n matrices anyway
-        return k.toarray()
-    if isinstance(k, np.ndarray) and k.dtype == object:
-        raise ValueError(f"{name}: an object array (ragged or of sparse matrices); pass dense (n, n) kernels")
+def _matrix(k, name: str) -> np.ndarray:
+    """One kernel matrix as a finite float64 2-d array (scipy sparse densified), square."""
+    if isinstance(k, np.ndarray) and k.dtype == object and k.ndim == 1:
+        raise ValueError(f"{name}: an object array (ragged, or of sparse matrices); pass dense (n, n) kernels")
+    k = check_array(k, accept_sparse=True, dtype=np.float64, input_name=name)
+    k = k.toarray() if hasattr(k, "toarray") else k
+    if k.shape[0] != k.shape[1]:
+        raise ValueError(f"{name} must be a square kernel matrix (n_samples, n_samples): got shape {k.shape} "
+                         f"(n_samples = {k.shape[0]}, n_features = {k.shape[1]}); for a data matrix X pass a "
+                         "kernel of it, e.g. sklearn.metrics.pairwise.rbf_kernel(X)")
     return k
 
 
 def check_kernels(K, name: str = "K", allow_multiple: bool = True, psd: bool = False) -> np.ndarray:
-    """Return kernels as a float64 array of shape (m, n, n), checking squareness, finiteness,
-    symmetry and, with ``psd``, positive semi-definiteness (:func:`check_psd`; skipped inside
-    :func:`assume_psd`). Accepts one (n, n) matrix (dense or scipy sparse, which is densified), an
-    (m, n, n) array or a list of (n, n) matrices."""
+    """Return kernels as a float64 array of shape (m, n, n), checking finiteness (and the other
+    checks of scikit-learn's ``check_array``), squareness, symmetry and, with ``psd``, positive
+    semi-definiteness (:func:`check_psd`; skipped inside :func:`assume_psd`). Accepts one (n, n)
+    matrix (dense or scipy sparse, which is densified), an (m, n, n) array or a list of (n, n)
+    matrices."""
     if isinstance(K, (list, tuple)):
-        mats = [np.asarray(_dense(k, name), dtype=np.float64) for k in K]
+        if not K:
+            raise ValueError(f"{name}: an empty list of kernels")
+        mats = [_matrix(k, f"{name}[{i}]") for i, k in enumerate(K)]
         shapes = {m.shape for m in mats}
         if len(shapes) != 1:
             raise ValueError(f"{name}: all kernel matrices must have the same shape, got {sorted(shapes)}")
         K = np.stack(mats)
+    elif np.ndim(K) == 3 and not hasattr(K, "toarray"):
+        K = np.asarray(K)
+        if not np.issubdtype(K.dtype, np.number) or np.iscomplexobj(K):
+            K = check_array(K, dtype=np.float64, allow_nd=True, input_name=name)   # its message
+        K = np.asarray(K, dtype=np.float64)                 # no copy of a float64 bank
+        if K.shape[0] == 0:
+            raise ValueError(f"{name}: an empty bank of kernels (shape {K.shape})")
+        for k in range(K.shape[0]):
+            _matrix(K[k], f"{name}[{k}]")                   # each kernel's checks, on a view
     else:
-        K = np.asarray(_dense(K, name), dtype=np.float64)
-    if K.ndim == 2:
-        K = K[None]
-    if K.ndim != 3:
-        raise ValueError(f"{name} must be (n, n) or (m, n, n), got shape {K.shape}")
-    m, n1, n2 = K.shape
-    if n1 != n2:
-        raise ValueError(f"{name} must be square: got kernel matrices of shape ({n1}, {n2})")
-    if n1 == 0 or m == 0:
-        raise ValueError(f"{name} is empty (shape {K.shape})")
+        K = _matrix(K, name)[None]
+    m = K.shape[0]
     if not allow_multiple and m != 1:
         raise ValueError(
             f"{name}: this estimator takes a single kernel, got a bank of {m}; pass one matrix "
             "(e.g. K[k] or the equal-weight combination K.mean(axis=0))"
         )
-    if not np.isfinite(K).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
     for k in range(m):
         asym = np.abs(K[k] - K[k].T).max()
         scale = max(np.abs(K[k]).max(), 1e-300)
@@ -148,7 +145,7 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
     if n_clusters < 1:
         raise ValueError(f"n_clusters must be >= 1, got {n_clusters}")
     if n_clusters > n_samples:
-        raise ValueError(f"n_clusters={n_clusters} is larger than the number of samples n={n_samples}")
+        raise ValueError(f"n_clusters={n_clusters} is larger than the number of samples (n_samples={n_samples})")
     return int(n_clusters)
 
 

@@ -118,12 +118,22 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
             return 0.0
         return cls.cost.seconds_at_1000 * (n / 1000) ** cls.cost.exponent
 
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: a kernel estimator's input is pairwise (n, n), as for
+        ``metric="precomputed"``; sparse input is accepted (densified)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.input_kind in ("kernel", "kernels")
+        tags.input_tags.sparse = True
+        return tags
+
     def _validate_kernel(self, K) -> np.ndarray:
         """The parameters (:meth:`_check_params`), then one (n, n) kernel (a bank for ``kernels``
-        estimators), checked; and n_clusters checked against n."""
+        estimators), checked; and n_clusters checked against n. Sets ``n_features_in_`` to n (the
+        columns of a precomputed kernel, as scikit-learn's pairwise estimators)."""
         self._check_params()
         K = check_kernels(K, allow_multiple=self.input_kind == "kernels", psd=self.requires_psd)
         self._check_n_clusters(K.shape[1])
+        self.n_features_in_ = int(K.shape[2])
         return K if self.input_kind == "kernels" else K[0]
 
     def _check_n_clusters(self, n: int):
@@ -152,6 +162,7 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         self._check_params()
         X = check_features(X)
         check_n_clusters(self.n_clusters, X.shape[0])
+        self.n_features_in_ = int(X.shape[1])
         return X
 
 

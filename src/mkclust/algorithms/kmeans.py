@@ -15,7 +15,10 @@ import logging
 
 import numpy as np
 from sklearn.cluster import KMeans
+from sklearn.metrics import pairwise_distances_argmin
+from sklearn.utils.validation import check_is_fitted
 
+from mkclust._validation import check_features
 from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, Cost, POSITIVE_INT, StrOptions
 
 log = logging.getLogger(__name__)
@@ -184,7 +187,28 @@ class KernelKMeans(BaseClusterer):
         labels, obj, trace, n_iter, centers = self._best_restart(run_once, lambda r: r[1], n_init)
         self.labels_, self.objective_, self.objective_trace_, self.n_iter_, self.init_centers_ = (
             labels, obj, trace, n_iter, centers)
+        # for predict: the squared norm of each cluster's mean in feature space, (1/|C|^2) sum K_ij
+        E = np.zeros((K.shape[0], self.n_clusters))
+        sizes = np.bincount(labels, minlength=self.n_clusters)
+        E[np.arange(K.shape[0]), labels] = 1.0 / np.maximum(sizes, 1)[labels]
+        self._centre_sqnorms = np.einsum("ic,ic->c", E, K @ E)
+        self._members = E
         return self
+
+    def predict(self, K_new):
+        """The nearest cluster mean in feature space of new samples, from their kernel against the
+        training samples, ``K_new`` (n_new, n_train) = k(x_new, x_train): argmin_c
+        -2 (1/|C|) sum_{i in C} k(x, x_i) + (1/|C|^2) sum_{i, j in C} k(x_i, x_j) (k(x, x) is the
+        same for every cluster). ``predict`` of the training kernel gives ``labels_`` at convergence."""
+        check_is_fitted(self, "labels_")
+        K_new = check_features(K_new, name="K_new")
+        if K_new.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {K_new.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input (the kernel between new and the "
+                             f"{self.n_features_in_} training samples)")
+        dist = self._centre_sqnorms[None, :] - 2.0 * (K_new @ self._members)
+        dist[:, np.bincount(self.labels_, minlength=self.n_clusters) == 0] = np.inf
+        return np.argmin(dist, axis=1).astype(np.int64)
 
 
 class KMeansBaseline(BaseClusterer):
@@ -218,3 +242,12 @@ class KMeansBaseline(BaseClusterer):
         self.objective_ = float(km.inertia_)
         self.n_iter_ = int(km.n_iter_)
         return self
+
+    def predict(self, X):
+        """The nearest centre of ``cluster_centers_`` (Euclidean) of each row of X, as KMeans.predict."""
+        check_is_fitted(self, "cluster_centers_")
+        X = check_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
+        return pairwise_distances_argmin(X, self.cluster_centers_).astype(np.int64)

@@ -93,9 +93,10 @@ import time
 import cvxpy as cp
 import numpy as np
 from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils.validation import check_is_fitted
 
-from mkclust._validation import check_kernels
+from mkclust._validation import check_features, check_kernels
 from mkclust.algorithms._mkc_socp import (
     _solve, balanced_labels, binary_socp, count_bounds, fixed_label_objective, kernel_cones,
     multiclass_cut, multiclass_slacks, runner_up,
@@ -107,6 +108,16 @@ from mkclust.kernels import feature_map, principal_directions
 
 log = logging.getLogger(__name__)
 _ROUNDS = Progress(log)
+
+
+def _one_input(X):
+    """A scipy sparse matrix densified; a list of rows (numbers, not matrices) as one 2-d array, so
+    that a list is a list of feature maps only when its items are matrices."""
+    if hasattr(X, "toarray"):
+        return X.toarray()
+    if isinstance(X, (list, tuple)) and X and all(np.ndim(x) <= 1 and not hasattr(x, "toarray") for x in X):
+        return np.asarray(X)
+    return X
 
 
 class MKC(BaseClusterer):
@@ -167,11 +178,19 @@ class MKC(BaseClusterer):
 
     # ---------------------------------------------------------------------------- features
     def _features(self, X):
-        """Phi list from a Gram bank (m, n, n) or from a list of feature matrices."""
+        """Phi list from a Gram bank (m, n, n) or one Gram matrix (n, n), or from a list of feature
+        matrices or one feature matrix (n, d), d != n (a Nystroem map in a Pipeline, say; a square
+        2-d array is read as a Gram matrix: pass [F] for n x n features)."""
+        X = _one_input(X)
+        if not isinstance(X, (list, tuple)) and np.ndim(X) == 2 and np.shape(X)[0] != np.shape(X)[1]:
+            X = [X]
         if isinstance(X, (list, tuple)):
-            feats = [np.asarray(F, dtype=np.float64) for F in X]
-            if not feats or any(F.ndim != 2 or F.shape[0] != feats[0].shape[0] for F in feats):
+            if not X:
                 raise ValueError("feature maps must be a non-empty list of (n, D_k) arrays with the same n")
+            feats = [check_features(F, name=f"feature map {k}") for k, F in enumerate(X)]
+            if any(F.shape[0] != feats[0].shape[0] for F in feats):
+                raise ValueError("feature maps must be a non-empty list of (n, D_k) arrays with the same n")
+            self.n_features_in_ = int(sum(F.shape[1] for F in feats))
             self._proj = None
             # wider than rank (e.g. Nystroem features): the top-rank principal directions of F, i.e.
             # feature_map of F F' (uncentred, as for a Gram matrix); new points are projected alike
@@ -180,6 +199,7 @@ class MKC(BaseClusterer):
             feats = self._reduce(feats)
         else:
             K = check_kernels(X, allow_multiple=True, psd=self.requires_psd)
+            self.n_features_in_ = int(K.shape[2])
             self._proj = []
             feats = []
             for Kk in K:
@@ -376,19 +396,30 @@ class MKC(BaseClusterer):
     # --------------------------------------------------------------------------- predict
     def decision_function(self, X):
         """f for new points: a cross-kernel bank (m, n_new, n_train) when fitted on Gram matrices, or
-        a list of their feature matrices when fitted on features."""
+        a list of their feature matrices (one matrix for a one-kernel model) when fitted on features."""
+        check_is_fitted(self, "v_")
+        X = _one_input(X)
+        if self._proj is None and not isinstance(X, (list, tuple)) and np.ndim(X) == 2:
+            X = [X]
         if isinstance(X, (list, tuple)):
             if self._proj is not None:
                 raise ValueError("fitted on Gram matrices: pass the cross-kernel bank (m, n_new, n_train)")
             if len(X) != len(self._bases):
                 raise ValueError(f"{len(X)} feature maps for a model of {len(self._bases)} kernels")
-            Phi = np.hstack(self._reduce([np.asarray(F, dtype=np.float64) for F in X]))
+            X = [check_features(F, name=f"feature map {k}") for k, F in enumerate(X)]
+            if sum(F.shape[1] for F in X) != self.n_features_in_:
+                raise ValueError(f"X has {sum(F.shape[1] for F in X)} features, but MKC is expecting "
+                                 f"{self.n_features_in_} features as input")
+            Phi = np.hstack(self._reduce(X))
         else:
             if self._proj is None:
                 raise ValueError("fitted on feature maps: pass the new points' feature maps")
-            Kx = np.asarray(X, dtype=np.float64)
+            Kx = check_array(X, dtype=np.float64, allow_nd=True, input_name="X")
             if Kx.ndim == 2:
                 Kx = Kx[None]
+            if Kx.ndim != 3 or Kx.shape[0] != len(self._proj) or Kx.shape[2] != self.n_features_in_:
+                raise ValueError(f"X has shape {Kx.shape}, but MKC is expecting {self.n_features_in_} features as "
+                                 f"input: the cross-kernel bank ({len(self._proj)}, n_new, {self.n_features_in_})")
             Phi = np.hstack([Kx[k] @ P for k, P in enumerate(self._proj)])
         if Phi.shape[1] != self.v_.shape[0]:
             raise ValueError(f"new points have {Phi.shape[1]} features; the model has {self.v_.shape[0]}")

@@ -88,7 +88,8 @@ class ODMC(BaseClusterer):
     Parameters
     ----------
     n_clusters : must be 2.
-    lambda_, nu, theta : the ODM parameters of Eq. 1 (the paper's grids: lambda in {1, 10, 100, 1000},
+    lam, nu, theta : the ODM parameters lambda, nu, theta of Eq. 1 (``lam``: a trailing underscore
+        would mark a fitted attribute in scikit-learn; the paper's grids: lambda in {1, 10, 100, 1000},
         nu and theta in {0.2, 0.4, 0.6, 0.8}).
     balance : beta of B = {y : -beta <= e'y <= beta}; None means 0.03 n.
     tau : the box bound; None is the bound of the module docstring.
@@ -118,7 +119,7 @@ class ODMC(BaseClusterer):
     cost = Cost(work_n2=6, seconds_at_1000=2, exponent=1.7, batch_time=0.3, batch_bytes_per_n=400, batch_n2=1,
                 batch_fixed_bytes_per_n=LANCZOS_BLOCK * LANCZOS_STEPS * 8)
     _parameter_constraints = {
-        **COMMON_CONSTRAINTS, "lambda_": [POSITIVE], "nu": [POSITIVE],
+        **COMMON_CONSTRAINTS, "lam": [POSITIVE], "nu": [POSITIVE],
         "theta": [Interval(Real, 0, 1, closed="left")], "balance": [NONNEG, None], "tau": [POSITIVE, None],
         "max_iter": [POSITIVE_INT], "generate_every": [POSITIVE_INT], "check_every": [POSITIVE_INT],
         "max_labels": [POSITIVE_INT], "n_pool": [POSITIVE_INT], "gap_tol": [NONNEG],
@@ -127,11 +128,11 @@ class ODMC(BaseClusterer):
 
     two_class_only = True
 
-    def __init__(self, n_clusters=2, lambda_=1.0, nu=0.8, theta=0.2, balance=None, tau=None, max_iter=2000,
+    def __init__(self, n_clusters=2, lam=1.0, nu=0.8, theta=0.2, balance=None, tau=None, max_iter=2000,
                  gap_tol=1e-3, generate_every=100, check_every=50, n_pool=5, max_labels=50, center=True,
                  steps="adaptive", random_state=None):
         self.n_clusters = n_clusters
-        self.lambda_ = lambda_
+        self.lam = lam
         self.nu = nu
         self.theta = theta
         self.balance = balance
@@ -148,14 +149,14 @@ class ODMC(BaseClusterer):
 
     # ------------------------------------------------------------------------------ pieces
     def default_tau(self, n: int) -> float:
-        kappa = odm_kappa(n, self.lambda_, self.theta)
+        kappa = odm_kappa(n, self.lam, self.theta)
         one = 1.0 - float(self.theta)
         return max(one * np.sqrt(n) / kappa, one * np.sqrt(n * float(self.nu)) / (2 * kappa))
 
     def _bounds(self, lam_max: float, n: int, tau: float) -> tuple[float, float]:
         """L1 >= |G| and L2 >= ||dG/dalpha|| over the box and every y (Theorem 1's constants):
         ||s|| <= sqrt(n) tau, ||K s|| <= lambda_max sqrt(n) tau."""
-        kappa = odm_kappa(n, self.lambda_, self.theta)
+        kappa = odm_kappa(n, self.lam, self.theta)
         th, nu = float(self.theta), float(self.nu)
         rn = np.sqrt(n)
         L1 = 0.5 * lam_max * n * tau**2 + kappa * n * tau**2 * (1 + 1 / nu) + (1 + th) * n * tau
@@ -180,12 +181,12 @@ class ODMC(BaseClusterer):
         """(phi(mu, alpha), min_k G_k, the duality-gap bound of the module docstring, G) at (mu, alpha)."""
         n = K.shape[0]
         KS = _label_products(K, alpha, Y, None)[4]
-        G = dual_objective(K, alpha, Y, self.lambda_, self.nu, self.theta, KS=KS)
-        grad = dual_gradient(K, alpha, Y, mu, self.lambda_, self.nu, self.theta, KS=KS)
+        G = dual_objective(K, alpha, Y, self.lam, self.nu, self.theta, KS=KS)
+        grad = dual_gradient(K, alpha, Y, mu, self.lam, self.nu, self.theta, KS=KS)
         phi = float(mu @ G)
         # phi(mu, .) is m-strongly concave, m = 2 kappa min(1, 1/nu), so max_A phi(mu, .) - phi(mu, alpha)
         # <= max over the box of g'delta - m/2 ||delta||^2, separable: delta_i = clip(g_i / m, box)
-        m = 2 * odm_kappa(n, self.lambda_, self.theta) * min(1.0, 1.0 / float(self.nu))
+        m = 2 * odm_kappa(n, self.lam, self.theta) * min(1.0, 1.0 / float(self.nu))
         delta = np.clip(grad / m, -alpha, tau - alpha)
         gap = phi - float(G.min()) + float(grad @ delta - 0.5 * m * delta @ delta)
         return phi, float(G.min()), max(gap, 0.0), G
@@ -246,7 +247,7 @@ class _Chain:
         self.tau = est.default_tau(n) if est.tau is None else float(est.tau)
         if not self.tau > 0:
             raise ValueError(f"tau must be positive, got {est.tau}")
-        self.lam, self.nu, self.th = float(est.lambda_), float(est.nu), float(est.theta)
+        self.lam, self.nu, self.th = float(est.lam), float(est.nu), float(est.theta)
         self.kappa = odm_kappa(n, self.lam, self.th)
         self.gap_tol, self.max_labels = float(est.gap_tol), int(est.max_labels)
         if lam_max is None:    # adaptive: the largest |G| and ||dG/dalpha|| drawn so far (set at step 1)
