@@ -39,6 +39,15 @@ try:
 except ConfigError as exc:
     raise ValueError(f"config: {exc}") from None
 
+# before any job: the raw files the run will have to download (none when a mirror or data/raw has them)
+_MISSING = PLAN.missing_raw_files(config.get("data_mirror"))
+if _MISSING:
+    _files = sorted({f for fs in _MISSING.values() for f in fs})
+    print(f"mkclust: {len(_files)} raw file(s) of {len(_MISSING)} data set(s) are not local "
+          f"({', '.join(sorted(_MISSING)[:6])}{' ...' if len(_MISSING) > 6 else ''}): their dataset jobs will "
+          f"download them into {PLAN.data_dir}/raw/<path> (sha256-checked). Offline, give a mirror folder with the "
+          "same layout: --config data_mirror=/path (or $MKCLUST_DATA_MIRROR).", file=sys.stderr)
+
 DATA = PLAN.data_dir
 FIGS = PLAN.figures_dir
 GROUPS = PLAN.run_groups()

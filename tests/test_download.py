@@ -251,3 +251,76 @@ def test_read_libsvm_crlf_and_table(tmp_path):
     assert T.shape == (2, 4) and np.isnan(T[:, 2]).all() and np.isnan(T[0, 3]) and T[1, 3] == 5
     (tmp_path / "w.txt").write_text("  1.0  2.0\n  3.0  4.0\n")
     np.testing.assert_array_equal(parsers.read_table(tmp_path / "w.txt"), [[1, 2], [3, 4]])
+
+
+# ------------------------------------------------------------------------------------ offline
+def _offline(monkeypatch):
+    """urlopen as on a machine without network: the host name does not resolve. Returns the calls."""
+    import socket
+    import urllib.error
+
+    calls = []
+
+    def urlopen(req, timeout=None):
+        calls.append(req.full_url)
+        raise urllib.error.URLError(socket.gaierror(-2, "Name or service not known"))
+
+    monkeypatch.setattr(dl.urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(dl, "_UNREACHABLE", {})
+    monkeypatch.setattr(dl.time, "sleep", lambda s: pytest.fail(f"slept {s} s retrying an unreachable host"))
+    return calls
+
+
+def test_an_unreachable_host_is_tried_once_and_never_again(monkeypatch, tmp_path):
+    """Offline, every file was tried 3 times with 2 + 4 s of back-off (5 min 48 s for --list)."""
+    calls = _offline(monkeypatch)
+    a = RawFile("x/a.bin", "0" * 64, "https://nowhere.example/a.bin")
+    b = RawFile("x/b.bin", "0" * 64, "https://nowhere.example/b.bin")
+    with pytest.raises(dl.Unreachable, match=r"x/a.bin: nowhere.example is unreachable \(.*Name or service not known\); "
+                                             r"without network, put the file at <mirror>/x/a.bin"):
+        fetch(a, tmp_path)
+    with pytest.raises(dl.Unreachable, match="nowhere.example was unreachable earlier"):
+        fetch(b, tmp_path)
+    assert calls == ["https://nowhere.example/a.bin"]
+    assert not list(tmp_path.rglob("*.bin"))
+
+
+def test_dataset_cli_offline(monkeypatch, tmp_path, capsys):
+    """--show reads the registry's static metadata (it ended in a traceback offline); --list stops
+    downloading after the first unreachable host and says so in one line."""
+    from mkclust.datasets import __main__ as cli
+
+    calls = _offline(monkeypatch)
+    monkeypatch.setattr(cli, "load", lambda *a, **k: pytest.fail("--show loaded the data set"))
+    assert cli.main(["--show", "colic", "--raw-dir", str(tmp_path)]) == 0
+    shown = __import__("json").loads(capsys.readouterr().out)
+    assert shown["paper"][0]["n"] == 188 and shown["raw_files"][0]["path"] == "colic/colic.arff"
+    assert shown["raw_files"][0]["present"] is None and not calls
+    assert cli.main(["--show", "nope"]) == 2
+    monkeypatch.undo()
+    monkeypatch.delenv(dl.MIRROR_ENV, raising=False)
+    calls = _offline(monkeypatch)
+    assert cli.main(["--list", "--raw-dir", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert len(calls) == 1                                   # one host tried, once
+    assert "not local (no network)" in out and " not local, 0 failed" in out
+    no_net = [line for line in err.splitlines() if line.startswith("no network:")]
+    assert len(no_net) == 1 and "--no-download" in no_net[0]
+
+
+def test_the_plan_names_the_raw_files_a_run_will_download(tmp_path, monkeypatch):
+    from mkclust.experiments import plan
+
+    monkeypatch.delenv(dl.MIRROR_ENV, raising=False)
+    config = {"data_dir": str(tmp_path / "data"), "experiments": {"e": {
+        "paper": "p", "datasets": ["colic", "digits1v7"], "seeds": [0],
+        "algorithms": {"KM": {"algorithm": "km"}}}}}
+    p = plan(config)
+    assert p.missing_raw_files() == {"colic": ["colic/colic.arff"]}     # digits1v7 is embedded
+    mirror = tmp_path / "mirror" / "colic"
+    mirror.mkdir(parents=True)
+    (mirror / "colic.arff").write_text("x")
+    assert p.missing_raw_files(mirror=tmp_path / "mirror") == {}
+    (tmp_path / "data" / "processed").mkdir(parents=True)
+    (tmp_path / "data" / "processed" / "colic.npz").write_text("built")
+    assert p.missing_raw_files() == {}                                   # built already: nothing to fetch

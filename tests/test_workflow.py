@@ -310,3 +310,17 @@ def test_verdict_pages_and_a_readable_console(done):
     assert summary["versions"]["numpy"] == np.__version__
     err = (done / "run.stderr").read_text()
     assert err and not [line for line in err.splitlines() if " DEBUG " in line]
+
+
+def test_the_dry_run_says_which_raw_files_it_will_download(tmp_path_factory):
+    """A paper-configuration dry run without a mirror did not say that 58 data set jobs needed downloads."""
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["experiments"]["tiny"]["datasets"].append("colic")
+    cfg["experiments"]["tiny"]["algorithms"]["KM"]["datasets"] = ["digits1v7", "ringnorm_200", "colic"]
+    for label in ("KKM", "NC", "MKC", "MKC-subset"):
+        cfg["experiments"]["tiny"]["algorithms"][label]["datasets"] = ["ringnorm_200"]
+    wd = new_workdir(tmp_path_factory, "raw", cfg)
+    env = {k: v for k, v in os.environ.items() if k != "MKCLUST_DATA_MIRROR"}
+    p = smk(wd, "-n", env=env)
+    assert ("mkclust: 1 raw file(s) of 1 data set(s) are not local (colic): their dataset jobs will download them "
+            "into data/raw/<path>") in p.stderr

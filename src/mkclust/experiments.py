@@ -20,12 +20,14 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 from mkclust._pseudo import PSEUDO_PARAMS, split_pseudo
 from mkclust._validation import ConfigError, as_list, claim_kind
 from mkclust.algorithms import ALGORITHMS
 from mkclust.datasets import REGISTRY as DATASETS
+from mkclust.datasets.download import data_mirror
 from mkclust.kernels import BANKS, PREPROCESS, bank_size
 
 log = logging.getLogger("mkclust.experiments")
@@ -135,6 +137,23 @@ class Plan:
             raise ConfigError(f"data set {name!r} is not used by any experiment of this configuration "
                               f"(its data sets: {', '.join(sorted(self.datasets))})")
         return self.datasets[name]
+
+    def missing_raw_files(self, mirror=None) -> dict[str, list[str]]:
+        """data set -> its raw files that are neither in the mirror (``mirror``, else
+        ``$MKCLUST_DATA_MIRROR``) nor under ``<data_dir>/raw``, for the downloadable sets of the plan
+        not built yet (``<data_dir>/processed/<set>.npz`` absent): what the run will download."""
+        mdir = data_mirror(mirror)
+        raw = Path(self.data_dir) / "raw"
+        out = {}
+        for name, spec in self.datasets.items():
+            reg = DATASETS[spec["loader"]]
+            if reg.kind != "download" or (Path(self.data_dir) / "processed" / f"{name}.npz").is_file():
+                continue
+            gone = [f.path for f in reg.files
+                    if not any(d is not None and (d / f.path).is_file() for d in (mdir, raw))]
+            if gone:
+                out[name] = gone
+        return out
 
     def bank_spec(self, name: str) -> dict:
         """The options of a kernel bank of the plan (a clear error for any other name)."""

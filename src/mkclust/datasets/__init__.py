@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mkclust._io import atomic_savez
-from mkclust.datasets.download import fetch
+from mkclust.datasets.download import data_mirror, fetch
 
 
 @dataclass
@@ -140,6 +140,29 @@ def list_datasets(kind: str | None = None) -> list[str]:
     return sorted(n for n, s in REGISTRY.items() if kind is None or s.kind == kind)
 
 
+def static_meta(name: str, raw_dir=None, mirror=None) -> dict:
+    """What the registry knows of a data set without loading it (no download, no parsing): its
+    description, source, citation, the sizes the papers give, and each raw file with its URL, sha256
+    and whether a copy is present in the mirror or the raw-data folder (not verified here)."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown dataset {name!r}; registered: {', '.join(list_datasets())}")
+    spec = REGISTRY[name]
+    mdir = data_mirror(mirror)
+    rdir = default_raw_dir() if raw_dir is None else Path(raw_dir)
+    files = []
+    for f in spec.files:
+        where = [str(d / f.path) for d in (mdir, rdir) if d is not None and (d / f.path).is_file()]
+        files.append({**f.describe(), "present": where[0] if where else None})
+    meta = {"name": spec.name, "kind": spec.kind, "description": spec.description, "source": spec.source,
+            "citation": spec.citation,
+            "paper": [{"paper": s.paper, "n": s.n, "d": s.d, "classes": s.c, "options": s.opts,
+                       **({"deviation": s.deviation} if s.deviation else {})} for s in spec.paper],
+            "raw_files": files}
+    if spec.kind == "unavailable":
+        meta["unavailable"] = spec.reason
+    return meta
+
+
 def default_raw_dir() -> Path:
     """Where downloads are kept: ``$MKCLUST_RAW_DIR``, else ``data/raw`` under the working folder."""
     return Path(os.environ.get("MKCLUST_RAW_DIR", "data/raw"))
@@ -198,4 +221,5 @@ from mkclust.datasets import embedded as _embedded  # noqa: E402,F401
 from mkclust.datasets import generators as _generators  # noqa: E402,F401
 from mkclust.datasets import paper as _paper  # noqa: E402,F401
 
-__all__ = ["Dataset", "DatasetSpec", "PaperShape", "DatasetUnavailable", "REGISTRY", "register", "load", "list_datasets"]
+__all__ = ["Dataset", "DatasetSpec", "PaperShape", "DatasetUnavailable", "REGISTRY", "register", "load", "list_datasets",
+           "static_meta"]

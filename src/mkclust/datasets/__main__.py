@@ -13,11 +13,11 @@ import json
 import logging
 import sys
 
-from mkclust.datasets import REGISTRY, DatasetUnavailable, list_datasets, load
-from mkclust.datasets.download import NotLocal
+from mkclust.datasets import REGISTRY, DatasetUnavailable, list_datasets, load, static_meta
+from mkclust.datasets.download import NotLocal, Unreachable
 
 
-def _rows(name: str, where: dict) -> list[tuple]:
+def _rows(name: str, where: dict, offline: list) -> list[tuple]:
     spec = REGISTRY[name]
     shapes = spec.paper or (None,)
     rows = []
@@ -29,6 +29,11 @@ def _rows(name: str, where: dict) -> list[tuple]:
             ds = load(name, **where, **opts)
         except DatasetUnavailable:
             rows.append((label, "-", "-", "-", paper, "UNAVAILABLE: " + spec.reason, "unavailable"))
+            continue
+        except Unreachable as exc:   # no network: the other sets are listed as not local, no more tries
+            offline.append(str(exc))
+            where["download"] = False
+            rows.append((label, "-", "-", "-", paper, "not local (no network)", "not_local"))
             continue
         except NotLocal as exc:
             rows.append((label, "-", "-", "-", paper, f"not local: {exc}", "not_local"))
@@ -45,7 +50,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mkclust.datasets", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--list", action="store_true", help="load every registered data set and print n, d, classes")
-    ap.add_argument("--show", metavar="NAME", help="print one data set's meta as JSON")
+    ap.add_argument("--show", metavar="NAME", help="print what the registry knows of one data set as JSON "
+                    "(description, source, the papers' sizes, raw files and whether they are here), without loading it")
     ap.add_argument("--mirror", help="data mirror folder (default: $MKCLUST_DATA_MIRROR)")
     ap.add_argument("--raw-dir", help="folder for downloaded raw files (default: $MKCLUST_RAW_DIR or data/raw)")
     ap.add_argument("--no-download", action="store_true", help="never download; list missing sets as not local")
@@ -53,19 +59,16 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     where = {"mirror": args.mirror, "raw_dir": args.raw_dir, "download": not args.no_download}
     if args.show:
-        try:
-            meta = load(args.show, **where).meta
-        except DatasetUnavailable as exc:
-            spec = REGISTRY[args.show]
-            meta = {"name": spec.name, "kind": spec.kind, "description": spec.description, "source": spec.source,
-                    "citation": spec.citation, "unavailable": str(exc),
-                    "paper": [{"paper": s.paper, "n": s.n, "d": s.d, "c": s.c} for s in spec.paper]}
-        print(json.dumps(meta, indent=1))
+        if args.show not in REGISTRY:
+            print(f"unknown data set {args.show!r}; python -m mkclust.datasets --list names them", file=sys.stderr)
+            return 2
+        print(json.dumps(static_meta(args.show, raw_dir=args.raw_dir, mirror=args.mirror), indent=1))
         return 0
     if not args.list:
         ap.print_help()
         return 0
-    rows = [r for name in list_datasets() for r in _rows(name, where)]
+    offline: list = []
+    rows = [r for name in list_datasets() for r in _rows(name, where, offline)]
     header = ("name", "n", "d", "classes", "paper", "flags / status")
     table = [header, *[r[:6] for r in rows]]
     widths = [max(len(r[i]) for r in table) for i in range(5)]
@@ -74,6 +77,8 @@ def main(argv=None) -> int:
     status = [r[6] for r in rows]
     print(f"\n{status.count('ok')} loaded, {status.count('unavailable')} unavailable, "
           f"{status.count('not_local')} not local, {status.count('failed')} failed")
+    if offline:
+        print(f"no network: {offline[0]}", file=sys.stderr)
     return 1 if "failed" in status else 0
 
 

@@ -19,16 +19,19 @@ matches, with bounded retries on network and server errors. A digest mismatch is
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import io
 import logging
 import os
 import shutil
+import socket
 import tarfile
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from dataclasses import dataclass
@@ -78,6 +81,15 @@ class ChecksumError(DownloadError):
 
 class NotLocal(DownloadError):
     """A raw file is neither in the mirror nor in the raw-data folder, and downloading is off."""
+
+
+class Unreachable(DownloadError):
+    """The host of a raw file's URL cannot be reached (no network, a name that does not resolve, a
+    refused connection): not retried, and no later download in this process tries that host again."""
+
+
+#: hosts found unreachable in this process (their later files fail at once)
+_UNREACHABLE: dict[str, str] = {}
 
 
 def data_mirror(mirror: str | os.PathLike | None = None) -> Path | None:
@@ -146,7 +158,25 @@ def _retryable(exc: Exception) -> bool:
     return isinstance(exc, (urllib.error.URLError, TimeoutError, ConnectionError, OSError))
 
 
+def _unreachable(exc: Exception) -> bool:
+    """A failure to reach the host at all (resolving its name, connecting), as opposed to a server
+    error or a transfer cut short: retrying seconds later does not help."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return False
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    return isinstance(reason, (socket.gaierror, ConnectionRefusedError)) or (
+        isinstance(reason, OSError) and reason.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH))
+
+
+def _offline_hint(raw: RawFile) -> str:
+    return (f"without network, put the file at <mirror>/{raw.path} and set data_mirror (or ${MIRROR_ENV}), "
+            "or list what is missing with --no-download")
+
+
 def _download(raw: RawFile, dest: Path, *, retries: int, timeout: float, backoff: float) -> None:
+    host = urllib.parse.urlsplit(raw.url).hostname or raw.url
+    if host in _UNREACHABLE:
+        raise Unreachable(f"{raw.path}: {host} was unreachable earlier ({_UNREACHABLE[host]}); {_offline_hint(raw)}")
     attempts = max(1, int(retries))
     for k in range(attempts):
         try:
@@ -158,6 +188,10 @@ def _download(raw: RawFile, dest: Path, *, retries: int, timeout: float, backoff
             return
         except Exception as exc:  # noqa: BLE001 - classified below, re-raised as DownloadError
             last = exc
+            if _unreachable(exc):
+                _UNREACHABLE[host] = str(getattr(exc, "reason", exc))
+                raise Unreachable(f"{raw.path}: {host} is unreachable ({_UNREACHABLE[host]}); "
+                                  f"{_offline_hint(raw)}") from None
             if not _retryable(exc) or k == attempts - 1:
                 break
             wait = backoff * 2**k
