@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mkclust._validation import PSD_RTOL, assume_psd, check_psd
+from mkclust._validation import PSD_RTOL, assume_psd, check_psd, repair_psd
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.kernel_functions import clip_psd, gaussian_kernel
 
@@ -94,3 +94,39 @@ def test_a_sparse_kernel_is_the_dense_one(name, gram):
     a = _estimator(name).fit(data).labels_
     b = _estimator(name).fit(_input(ALGORITHMS[name], gram)).labels_
     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name,params,match", [
+    ("itersvr", {"max_iter": 0}, r"'max_iter' parameter of IterSVR must be an int in the range \[1, inf\)"),  # objective_ was 0.0
+    ("rkkm", {"tol": -1.0}, r"'tol' parameter of RKKM must be a float in the range \[0.0, inf\)"),
+    ("kkm", {"n_init": 1.5}, r"'n_init' parameter of KernelKMeans must be an int"),                          # was truncated
+    ("mkc", {"epsilon": 0.0}, r"'epsilon' parameter of MKC must be a float in the range \(0.0, inf\)"),
+    ("lgmmc", {"epsilon": -1.0}, r"'epsilon' parameter of LGMMC must be a float in the range \(0.0, inf\)"),
+    ("gumkl", {"random_state": "abc"}, r"'random_state' parameter of GUMKL must be an int"),
+    ("gmmc", {"random_state": "abc"}, r"'random_state' parameter of GMMC must be an int"),
+    ("gumkl", {"refine": "no"}, r"'refine' parameter of GUMKL must be an instance of 'bool'"),                # read as True
+    ("gumkl", {"max_iter": 0}, r"'max_iter' parameter of GUMKL must be an int"),                             # a TypeError
+    ("mkc", {"balance": -1.0}, r"'balance' parameter of MKC must be a float in the range \[0.0, inf\) or None"),  # "SOCP infeasible"
+    ("gmmc", {"eps": -1.0}, r"'eps' parameter of GMMC must be a float in the range \(0.0, inf\)"),           # failed inside SCS
+])
+def test_a_bad_parameter_value_is_named_before_any_work(name, params, match, gram):
+    cls = ALGORITHMS[name]
+    est = get_estimator(name, n_clusters=2, random_state=0, **params) if "random_state" not in params \
+        else get_estimator(name, n_clusters=2, **params)
+    with pytest.raises(ValueError, match=match):
+        est.fit(_input(cls, gram))
+
+
+def test_repair_psd_clips_negative_eigenvalues_when_asked(gram):
+    """Off by default (the kernel is refused); inside repair_psd() the fit is of the nearest PSD matrix."""
+    from mkclust.algorithms import KernelKMeans
+
+    K = gram.copy()
+    np.fill_diagonal(K, 0.0)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        KernelKMeans(2, random_state=0).fit(K)
+    with repair_psd(), pytest.warns(UserWarning, match=r"K\[0\]: smallest eigenvalue -1; negative eigenvalues set to 0"):
+        a = KernelKMeans(2, random_state=0).fit(K).labels_
+    b = KernelKMeans(2, random_state=0).fit(clip_psd(K)).labels_
+    np.testing.assert_array_equal(a, b)
+    assert K[0, 0] == 0.0                     # the caller's matrix is not modified

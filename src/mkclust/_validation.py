@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import warnings
 
 import numpy as np
 import scipy.linalg
@@ -21,7 +22,7 @@ SYMMETRY_RTOL = 1e-8
 #: indefinite similarity (a zero diagonal: -1 / n of it, a sigmoid kernel: ~1e-2) does not
 PSD_RTOL = 1e-6
 
-_ASSUME_PSD = contextvars.ContextVar("mkclust_assume_psd", default=False)
+_PSD_MODE = contextvars.ContextVar("mkclust_psd_mode", default="check")
 
 
 @contextlib.contextmanager
@@ -29,16 +30,29 @@ def assume_psd():
     """Inside this block estimators skip the positive semi-definiteness check of their kernels, as
     scikit-learn's ``config_context(assume_finite=True)`` skips its finiteness checks: for a caller
     that checked a kernel once (:func:`check_psd`) and fits it many times (the workflow's runner)."""
-    token = _ASSUME_PSD.set(True)
+    token = _PSD_MODE.set("assume")
     try:
         yield
     finally:
-        _ASSUME_PSD.reset(token)
+        _PSD_MODE.reset(token)
+
+
+@contextlib.contextmanager
+def repair_psd():
+    """Inside this block a kernel that fails the positive semi-definiteness check is repaired instead
+    of refused: its negative eigenvalues are set to 0 (the nearest PSD matrix, O(n^3)), with a
+    warning giving the smallest eigenvalue. Off by default: a large negative part means the matrix is
+    not a kernel, and the fit would be of another matrix."""
+    token = _PSD_MODE.set("clip")
+    try:
+        yield
+    finally:
+        _PSD_MODE.reset(token)
 
 
 def psd_assumed() -> bool:
     """True inside :func:`assume_psd`."""
-    return _ASSUME_PSD.get()
+    return _PSD_MODE.get() == "assume"
 
 
 def check_psd(K, name: str = "K", rtol: float = PSD_RTOL) -> None:
@@ -133,8 +147,20 @@ def check_kernels(K, name: str = "K", allow_multiple: bool = True, psd: bool = F
                 f"{name}[{k}] is not symmetric: max |K - K.T| = {asym:.3g} "
                 f"(relative {asym / scale:.3g} > {SYMMETRY_RTOL:g})"
             )
-    if psd and not psd_assumed():
+    if psd and _PSD_MODE.get() == "check":
         check_psd(K, name)
+    elif psd and _PSD_MODE.get() == "clip":
+        repaired = K.copy()                      # never the caller's array
+        for k in range(m):
+            try:
+                check_psd(K[k], f"{name}[{k}]")
+            except ValueError:
+                lam, U = np.linalg.eigh(K[k])
+                warnings.warn(f"{name}[{k}]: smallest eigenvalue {lam[0]:.4g}; negative eigenvalues set to 0 "
+                              "(repair_psd)", stacklevel=3)
+                R = (U * np.maximum(lam, 0.0)) @ U.T
+                repaired[k] = (R + R.T) / 2
+        return repaired
     return K
 
 
