@@ -9,6 +9,8 @@ import json
 
 import numpy as np
 
+from mkclust._validation import ConfigError
+
 #: parameters the runner consumes (not passed to the estimator), and the input kinds that take them:
 #: ``kernel`` picks one kernel of the bank (an index or "ew"); ``n_kernels`` keeps the first M
 #: kernels; ``fit_subset`` fits on a random subset of that size (drawn with the run's seed) and labels
@@ -68,3 +70,21 @@ def fit_size(run_params: dict, n: int) -> int:
     """The samples a run fits on a data set of n: its ``fit_subset`` size, else n."""
     sub = run_params.get("fit_subset")
     return min(n, int(sub)) if sub else n
+
+
+def check_kernel_choice(pseudo: dict, m: int | None, bank: str = "a bank") -> None:
+    """A run's ``kernel`` (an index of the bank or ``"ew"``) and ``n_kernels`` (1 .. m) against a bank
+    of m kernels (m None: where the size depends on the data, only their types); a ConfigError names
+    the value. The planner checks every grid point with it before any job, the bank and the runner
+    each input they select."""
+    kernel, count = pseudo.get("kernel"), pseudo.get("n_kernels")
+    if kernel is not None and kernel != "ew":
+        if isinstance(kernel, bool) or not isinstance(kernel, (int, np.integer)):
+            raise ConfigError(f"kernel={kernel!r}; a kernel is an index of the bank, ew or (in a grid) all")
+        if m is not None and not 0 <= kernel < m:
+            raise ConfigError(f"kernel={kernel} is out of range for {bank} of {m} kernels (0 .. {m - 1})")
+    if count is not None:
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1 \
+                or (m is not None and count > m):
+            raise ConfigError(f"n_kernels={count!r} is out of range for {bank} of {m} kernels")
+

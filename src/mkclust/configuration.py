@@ -102,12 +102,12 @@ def resolve(config: dict, folder: str | Path = PROTOCOL_DIR) -> dict:
             e = dict(e)
             if "seeds" in e:
                 e["seeds"] = _seeds(e["seeds"], f"experiments.{name}.seeds")
-            algos = e.get("algorithms")
-            if isinstance(algos, dict):
-                e["algorithms"] = {label: ({**a, "seeds": _seeds(a["seeds"], f"experiments.{name}.algorithms."
-                                                                  f"{label}.seeds")}
-                                           if isinstance(a, dict) and "seeds" in a else a)
-                                   for label, a in algos.items()}
+            if isinstance(e.get("algorithms"), dict):
+                e["algorithms"] = dict(e["algorithms"])
+                for label, a in e["algorithms"].items():
+                    if isinstance(a, dict) and "seeds" in a:
+                        e["algorithms"][label] = {**a, "seeds": _seeds(a["seeds"], f"experiments.{name}."
+                                                                         f"algorithms.{label}.seeds")}
         resolved[name] = e
     if "experiments" in config:
         out["experiments"] = resolved
@@ -118,23 +118,16 @@ def load(*paths: str | Path, folder: str | Path | None = None) -> dict:
     """Read configuration files as ``snakemake --configfile a b ...`` does (each merged key by key
     into the ones before) and resolve them: the configuration the workflow plans. The protocols are
     ``folder``, else the ``workflow/protocols`` of the checkout the first file is in."""
+    from snakemake.utils import update_config
+
     merged: dict = {}
     for path in paths:
-        merged = _update(merged, yaml.safe_load(Path(path).read_text()) or {})
+        update_config(merged, yaml.safe_load(Path(path).read_text()) or {})
     if folder is None:
         first = Path(paths[0]).resolve()
         folder = next((d / "workflow" / "protocols" for d in first.parents
                        if (d / "workflow" / "protocols").is_dir()), PROTOCOL_DIR)
     return resolve(merged, folder)
-
-
-def _update(base: dict, change: dict) -> dict:
-    """Snakemake's merge of configuration files: mappings merge recursively, anything else
-    (``None`` included) replaces."""
-    out = dict(base)
-    for k, v in change.items():
-        out[k] = _update(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
 
 
 def schema_errors(config: dict, schema_path: str | Path, limit: int = 3) -> list[str]:

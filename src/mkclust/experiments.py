@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from mkclust._pseudo import PSEUDO_PARAMS, split_pseudo
+from mkclust._pseudo import PSEUDO_PARAMS, check_kernel_choice, split_pseudo
 from mkclust._validation import ConfigError, as_list, claim_kind
 from mkclust.algorithms import ALGORITHMS
 from mkclust.datasets import REGISTRY as DATASETS
-from mkclust.datasets.download import data_mirror
+from mkclust.datasets.download import local_copy
 from mkclust.kernels import BANKS, PREPROCESS, bank_size
 
 log = logging.getLogger("mkclust.experiments")
@@ -142,15 +142,13 @@ class Plan:
         """data set -> its raw files that are neither in the mirror (``mirror``, else
         ``$MKCLUST_DATA_MIRROR``) nor under ``<data_dir>/raw``, for the downloadable sets of the plan
         not built yet (``<data_dir>/processed/<set>.npz`` absent): what the run will download."""
-        mdir = data_mirror(mirror)
         raw = Path(self.data_dir) / "raw"
         out = {}
         for name, spec in self.datasets.items():
             reg = DATASETS[spec["loader"]]
             if reg.kind != "download" or (Path(self.data_dir) / "processed" / f"{name}.npz").is_file():
                 continue
-            gone = [f.path for f in reg.files
-                    if not any(d is not None and (d / f.path).is_file() for d in (mdir, raw))]
+            gone = [f.path for f in reg.files if local_copy(f, raw, mirror) is None]
             if gone:
                 out[name] = gone
         return out
@@ -400,14 +398,10 @@ def _check_values(cls, params: dict, where: str, bank: str, size: int | None) ->
         cls(**own)._check_params()
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    kernel, count = pseudo.get("kernel"), pseudo.get("n_kernels")
-    if kernel is not None and kernel != "ew" and not (isinstance(kernel, int) and not isinstance(kernel, bool)):
-        raise ConfigError(f"{where}: kernel={kernel!r}; a kernel is an index of the bank, ew or (in a grid) all")
-    if size is not None and isinstance(kernel, int) and not 0 <= kernel < size:
-        raise ConfigError(f"{where}: kernel={kernel} is out of range for bank {bank} of {size} kernels (0 .. {size - 1})")
-    if count is not None and (isinstance(count, bool) or not isinstance(count, int)
-                              or not 1 <= count <= (size or count)):
-        raise ConfigError(f"{where}: n_kernels={count!r} is out of range for bank {bank} of {size} kernels")
+    try:
+        check_kernel_choice(pseudo, size, f"bank {bank}")
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _check_outputs(p: Plan) -> None:

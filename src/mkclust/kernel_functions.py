@@ -25,7 +25,7 @@ import scipy.linalg
 import scipy.sparse.linalg
 import scipy.sparse as sp
 
-from mkclust._validation import check_kernels
+from mkclust._validation import check_kernels, nearest_psd
 
 # --------------------------------------------------------------------------------------------
 # kernel functions (from a Gram matrix or squared distances, so a bank shares one product)
@@ -267,9 +267,7 @@ def clip_psd(K) -> np.ndarray:
     eigendecomposition with the negative eigenvalues set to 0 (O(n^3)). For a kernel that a fit
     refuses as not positive semi-definite (:func:`mkclust._validation.check_psd`) when its negative
     part is known to be noise; a large negative part means the matrix is not a kernel."""
-    K = check_kernels(K, allow_multiple=False)[0]
-    lam, U = np.linalg.eigh(K)
-    return _symmetrize((U * np.maximum(lam, 0.0)) @ U.T)
+    return nearest_psd(check_kernels(K, allow_multiple=False)[0])[0]
 
 
 def feature_map(K, rank: int | None = None, energy: float | None = None, return_info: bool = False):

@@ -22,6 +22,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from mkclust._io import atomic_savez
+from mkclust._pseudo import check_kernel_choice
 from mkclust._validation import ConfigError, check_features
 from mkclust.kernel_functions import (  # noqa: F401  (re-exported: the public kernel functions)
     GAUSSIAN_CONVENTIONS, NORMALIZATIONS, PREPROCESS, _normalize, _row_sq_norms, _symmetrize, apply_preprocess,
@@ -76,10 +77,8 @@ class KernelBank:
             choice = 0
         if choice == "ew":
             return self.gram().mean(axis=0), "equal-weight mean of " + "+".join(self.names)
-        idx = int(choice)
-        if not 0 <= idx < m:
-            raise ConfigError(f"kernel={choice} is out of range for a bank of {m} kernels")
-        return self.kernel(idx), self.names[idx]
+        check_kernel_choice({"kernel": choice}, m)
+        return self.kernel(choice), self.names[choice]
 
     def kernel(self, k: int) -> np.ndarray:
         """The k-th Gram matrix (F_k F_k' for a features bank), without forming the others."""

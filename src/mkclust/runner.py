@@ -13,7 +13,8 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from mkclust import metrics as _metrics
-from mkclust._pseudo import IMBALANCED_ABOVE, class_imbalance, input_key, resolve_balance, split_pseudo
+from mkclust._pseudo import (IMBALANCED_ABOVE, check_kernel_choice, class_imbalance, input_key, resolve_balance,
+                             split_pseudo)
 from mkclust._validation import ConfigError, assume_psd, check_psd
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.algorithms.base import NotFinished
@@ -176,19 +177,12 @@ def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name) -> list[dict
 def _bank_input(bank: KernelBank, input_kind: str, pseudo: dict):
     """The input of a multi-kernel estimator: the Gram stack, or for ``feature_maps`` estimators the
     feature matrices of a features bank; restricted by the ``kernel`` / ``n_kernels`` pseudo-params."""
-    idx = list(range(bank.n_kernels))
-    if pseudo.get("n_kernels") is not None:
-        M = int(pseudo["n_kernels"])
-        if not 1 <= M <= bank.n_kernels:
-            raise ConfigError(f"n_kernels={M} is out of range for a bank of {bank.n_kernels} kernels")
-        idx = idx[:M]
+    if pseudo.get("kernel") == "ew":
+        raise ConfigError("kernel=ew is for single-kernel estimators")
+    check_kernel_choice(pseudo, bank.n_kernels)
+    idx = list(range(bank.n_kernels))[:pseudo.get("n_kernels") or bank.n_kernels]
     if pseudo.get("kernel") is not None:
-        choice = pseudo["kernel"]
-        if choice == "ew":
-            raise ConfigError("kernel=ew is for single-kernel estimators")
-        if not 0 <= int(choice) < bank.n_kernels:
-            raise ConfigError(f"kernel={choice} is out of range for a bank of {bank.n_kernels} kernels")
-        idx = [int(choice)]
+        idx = [int(pseudo["kernel"])]
     names = [bank.names[i] for i in idx]
     if input_kind == "feature_maps" and bank.kind == "features":
         feats = bank.feature_list()

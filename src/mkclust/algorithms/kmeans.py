@@ -24,16 +24,25 @@ from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, Cost, POS
 log = logging.getLogger(__name__)
 
 
+def centre_matrix(labels: np.ndarray, n_clusters: int, sample_weight: np.ndarray) -> np.ndarray:
+    """The (n, c) weights that make each cluster's (weighted) mean, a_ij = z_ij s_i / sum_i z_ij s_i (a
+    zero column for an empty cluster): K A holds every sample's kernel against every mean (RMKKM's A
+    of Eq. 12, with s its D)."""
+    n = labels.size
+    S = np.bincount(labels, weights=sample_weight, minlength=n_clusters)
+    A = np.zeros((n, n_clusters))
+    A[np.arange(n), labels] = sample_weight / np.where(S > 0, S, 1.0)[labels]
+    return A
+
+
 def cluster_distances(K: np.ndarray, diag: np.ndarray, labels: np.ndarray, n_clusters: int,
                       sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Squared feature-space distances (n, c) of every sample to every cluster's weighted mean.
     An empty cluster (or one of zero total weight) gets distance +inf."""
     n = K.shape[0]
     w = np.ones(n) if sample_weight is None else sample_weight
-    S = np.bincount(labels, weights=w, minlength=n_clusters)
-    E = np.zeros((n, n_clusters))
-    ok = S > 0
-    E[np.arange(n), labels] = w / np.where(ok, S, 1.0)[labels]
+    E = centre_matrix(labels, n_clusters, w)
+    ok = np.bincount(labels, weights=w, minlength=n_clusters) > 0
     KE = K @ E
     within = np.einsum("ic,ic->c", E, KE)
     dist = diag[:, None] - 2.0 * KE + within[None, :]
@@ -188,9 +197,7 @@ class KernelKMeans(BaseClusterer):
         self.labels_, self.objective_, self.objective_trace_, self.n_iter_, self.init_centers_ = (
             labels, obj, trace, n_iter, centers)
         # for predict: the squared norm of each cluster's mean in feature space, (1/|C|^2) sum K_ij
-        E = np.zeros((K.shape[0], self.n_clusters))
-        sizes = np.bincount(labels, minlength=self.n_clusters)
-        E[np.arange(K.shape[0]), labels] = 1.0 / np.maximum(sizes, 1)[labels]
+        E = centre_matrix(labels, self.n_clusters, np.ones(K.shape[0]))
         self._centre_sqnorms = np.einsum("ic,ic->c", E, K @ E)
         self._members = E
         return self

@@ -48,18 +48,9 @@ import numpy as np
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE_INT, StrOptions,
 )
-from mkclust.algorithms.kmeans import _reseed_empty
+from mkclust.algorithms.kmeans import _reseed_empty, centre_matrix  # centre_matrix: A of Eq. 12
 
 log = logging.getLogger(__name__)
-
-
-def centre_matrix(labels: np.ndarray, n_clusters: int, sample_weight: np.ndarray) -> np.ndarray:
-    """A of Eq. 12: a_ij = z_ij s_i / sum_i z_ij s_i (a zero column for an empty cluster)."""
-    n = labels.size
-    S = np.bincount(labels, weights=sample_weight, minlength=n_clusters)
-    A = np.zeros((n, n_clusters))
-    A[np.arange(n), labels] = sample_weight / np.where(S > 0, S, 1.0)[labels]
-    return A
 
 
 def kernel_distances(K: np.ndarray, diags: np.ndarray, A: np.ndarray) -> np.ndarray:

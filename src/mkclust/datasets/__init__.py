@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mkclust._io import atomic_savez
-from mkclust.datasets.download import data_mirror, fetch
+from mkclust.datasets.download import fetch, local_copy
 
 
 @dataclass
@@ -147,12 +147,11 @@ def static_meta(name: str, raw_dir=None, mirror=None) -> dict:
     if name not in REGISTRY:
         raise ValueError(f"unknown dataset {name!r}; registered: {', '.join(list_datasets())}")
     spec = REGISTRY[name]
-    mdir = data_mirror(mirror)
     rdir = default_raw_dir() if raw_dir is None else Path(raw_dir)
     files = []
     for f in spec.files:
-        where = [str(d / f.path) for d in (mdir, rdir) if d is not None and (d / f.path).is_file()]
-        files.append({**f.describe(), "present": where[0] if where else None})
+        where = local_copy(f, rdir, mirror)
+        files.append({**f.describe(), "present": None if where is None else str(where)})
     meta = {"name": spec.name, "kind": spec.kind, "description": spec.description, "source": spec.source,
             "citation": spec.citation,
             "paper": [{"paper": s.paper, "n": s.n, "d": s.d, "classes": s.c, "options": s.opts,

@@ -59,10 +59,12 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     where = {"mirror": args.mirror, "raw_dir": args.raw_dir, "download": not args.no_download}
     if args.show:
-        if args.show not in REGISTRY:
-            print(f"unknown data set {args.show!r}; python -m mkclust.datasets --list names them", file=sys.stderr)
+        try:
+            meta = static_meta(args.show, raw_dir=args.raw_dir, mirror=args.mirror)
+        except ValueError as exc:   # an unknown name: the error lists the registered ones
+            print(exc, file=sys.stderr)
             return 2
-        print(json.dumps(static_meta(args.show, raw_dir=args.raw_dir, mirror=args.mirror), indent=1))
+        print(json.dumps(meta, indent=1))
         return 0
     if not args.list:
         ap.print_help()
