@@ -145,7 +145,7 @@ def test_second_run_has_nothing_to_do(done):
 
 def _reversed(value, ordered=False):
     """Every mapping's keys in reverse order, except those whose order is their meaning."""
-    from mkclust.experiments import ORDERED
+    from mkclust.configuration import ORDERED
     if isinstance(value, dict):
         items = list(value.items()) if ordered else list(value.items())[::-1]
         return {k: _reversed(v, k in ORDERED) for k, v in items}

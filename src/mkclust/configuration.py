@@ -35,6 +35,24 @@ from mkclust._validation import ConfigError
 PROTOCOL_DIR = Path(__file__).resolve().parents[2] / "workflow" / "protocols"  # in a checkout
 
 
+#: mappings whose key order is what they mean (a table's or a figure's column order; the verdict
+#: lists a paper's claims and tables in the order of its experiments and their tables); every other
+#: mapping of a configuration means the same in any key order
+ORDERED = frozenset({"columns", "levels", "totals", "time", "tables", "experiments"})
+
+
+def canonical(value, ordered: bool = False):
+    """``value`` with every mapping's keys sorted, except the mappings under :data:`ORDERED` keys
+    (their values canonical too): what the rules get as params, so that rewriting a configuration
+    with its keys in another order changes no job."""
+    if isinstance(value, dict):
+        items = value.items() if ordered else sorted(value.items(), key=lambda kv: str(kv[0]))
+        return {k: canonical(v, ordered=k in ORDERED) for k, v in items}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
+
+
 def overlay(base, change):
     """``change`` applied on ``base`` (neither is modified): mappings merge recursively (the base's
     key order first, new keys after), ``None`` deletes a key, anything else replaces."""

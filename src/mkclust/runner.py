@@ -19,7 +19,8 @@ from mkclust._validation import ConfigError, assume_psd, check_psd
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.algorithms.base import NotFinished
 from mkclust.datasets import Dataset, load
-from mkclust.experiments import _BUILD_KEYS, Run, _bank_options
+from mkclust.experiments import _BUILD_KEYS, _bank_options
+from mkclust.run_spec import Run
 from mkclust.kernels import BANKS, KernelBank, apply_preprocess, build_bank
 from mkclust.resources import peak_rss_mb
 

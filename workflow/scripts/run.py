@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
 from mkclust._io import write_json  # noqa: E402
 from mkclust._jobs import job  # noqa: E402
-from mkclust.experiments import Run  # noqa: E402
+from mkclust.run_spec import Run  # noqa: E402
 from mkclust.runner import run_group  # noqa: E402
 
 with job(snakemake, "run") as log:  # noqa: F821
