@@ -1,11 +1,14 @@
 """What every benchmark prints: one JSON line per measurement, with the interpreter, numpy and the
-BLAS thread count it ran with. Imported by the ``bench_*.py`` scripts (run from the repository root:
+BLAS thread count it ran with; and the machine's measured float64 GEMM rate, the limit a hot
+kernel's rate is compared with (``fraction_of_gemm``). Imported by the ``bench_*.py`` scripts (run from the repository root:
 ``python benchmarks/bench_<name>.py``)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
+import time
 
 import numpy as np
 from threadpoolctl import threadpool_info
@@ -15,3 +18,24 @@ def emit(**rec):
     rec.update(python=platform.python_version(), numpy=np.__version__,
                blas_threads=max((p["num_threads"] for p in threadpool_info()), default=None))
     print(json.dumps(rec), flush=True)
+
+
+@functools.lru_cache(maxsize=None)
+def gemm_gflops(n: int = 2000, repeats: int = 5) -> float:
+    """The machine's float64 matrix-product rate in GFLOP/s with the BLAS threads in use: the best of
+    ``repeats`` products of two n x n matrices (2 n^3 flops each), after one warm-up."""
+    rng = np.random.default_rng(0)
+    A, B = rng.random((n, n)), rng.random((n, n))
+    A @ B
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        A @ B
+        best = min(best, time.perf_counter() - t)
+    return 2.0 * n ** 3 / best / 1e9
+
+
+def rate(flops: float, seconds: float) -> dict:
+    """A hot kernel's rate beside the GEMM limit: ``gflops``, ``gemm_gflops`` and their ratio."""
+    g, limit = flops / seconds / 1e9, gemm_gflops()
+    return {"gflops": round(g, 2), "gemm_gflops": round(limit, 2), "fraction_of_gemm": round(g / limit, 3)}

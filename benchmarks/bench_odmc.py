@@ -12,7 +12,9 @@ JSON line per measurement.
   per C each way, and whether the labels agree.
 - ``odmc_batch`` (``--batch B``): B fits of the paper's grid (lambda, nu, theta; seeds beyond 64) in
   one ``ODMC.fit_batch`` against the same fits one at a time (``--alone`` of them, the rest
-  extrapolated): seconds per fit each way, and whether the labels agree.
+  extrapolated): seconds per fit each way, and whether the labels agree; the lockstep step's rate
+  (one GEMM S K per step, 4 n^2 flops per chain, over the batch's whole time) against the machine's
+  GEMM rate (``fraction_of_gemm``).
 
 Usage: ``python benchmarks/bench_odmc.py [--n 300 1000 3000] [--gmmc-n 200] [--batch 64 --alone 8]
 [--gmmc-path]``
@@ -26,7 +28,7 @@ import time
 
 import numpy as np
 
-from _common import emit  # benchmarks/_common.py
+from _common import emit, rate  # benchmarks/_common.py
 from mkclust.algorithms import GMMC, LGMMC, ODMC, IterSVR
 from mkclust.kernels import gaussian_kernel
 
@@ -83,7 +85,7 @@ def batch(args):
         K = blobs_kernel(n)
 
         def make():
-            return [ODMC(lambda_=lam, nu=nu, theta=th, random_state=seed) for lam, nu, th, seed in settings]
+            return [ODMC(lam=lam, nu=nu, theta=th, random_state=seed) for lam, nu, th, seed in settings]
         ests = make()
         t0 = time.perf_counter()
         ODMC.fit_batch(ests, K)
@@ -93,7 +95,9 @@ def batch(args):
         for e in alone:
             e.fit(K)
         single = (time.perf_counter() - t0) / max(len(alone), 1)
+        steps = sum(int(e.n_iter_) for e in ests)   # each chain's step: S K with two rows of S (4 n^2 flops)
         emit(bench="odmc_batch", n=n, fits=len(ests), seconds=batched, seconds_per_fit=batched / len(ests),
+             **rate(4.0 * n * n * steps, batched),
              seconds_per_fit_alone=single, speedup=single * len(ests) / batched,
              labels_equal=sum(bool((a.labels_ == b.labels_).all()) for a, b in zip(alone, ests)),
              compared=len(alone), mean_steps=float(np.mean([e.n_iter_ for e in ests])))

@@ -3,7 +3,9 @@
 - ``scmk_outer_iteration``: seconds per SCMK outer iteration (Algorithm 2: K_w, the P-step, the
   batched Z-step, h and w) at n = 1404, m = 12, c = 36 (BA's size, the 12-kernel bank), alpha =
   1e-5, beta = 1e-6, from one fit of ``--iters`` outer iterations; with the Z-step iterations of
-  each outer iteration and the seconds per Z-step iteration.
+  each outer iteration and the seconds per Z-step iteration; the rate counts one dense K Z product
+  (2 n^3) per Z-step iteration over the outer iterations' whole time (P-step, h and w included),
+  against the machine's GEMM rate (``fraction_of_gemm``).
 - ``zstep_vs_cvxpy``: one Z-step (Eq. 11 for all n columns, from Z = I) at n = 400 (ORL's size):
   the batched FISTA solver against cvxpy solving the n column QPs one by one (Clarabel; one
   parametrised problem, so only the solves are timed), with the largest |dz| and the relative
@@ -24,7 +26,7 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from _common import emit  # benchmarks/_common.py
+from _common import emit, rate  # benchmarks/_common.py
 from mkclust.algorithms import SCMK
 from mkclust.algorithms._zstep import z_step
 from mkclust.algorithms.scmk import double_centre, p_step, pairwise_sq
@@ -62,7 +64,8 @@ def main(argv=None):
     emit(bench="scmk_outer_iteration", data=source, n=K.shape[1], m=K.shape[0], c=c, iterations=est.n_iter_,
          seconds_per_iteration_mean=round(float(sec.mean()), 3), seconds_per_iteration_median=round(float(np.median(sec)), 3),
          seconds_per_iteration=[round(float(x), 3) for x in sec], zstep_iterations=zit.tolist(),
-         seconds_per_zstep_iteration=round(float(sec.sum() / max(zit.sum(), 1)), 4), fit_seconds_total=round(total, 2))
+         seconds_per_zstep_iteration=round(float(sec.sum() / max(zit.sum(), 1)), 4), fit_seconds_total=round(total, 2),
+         **rate(2.0 * K.shape[1] ** 3 * zit.sum(), sec.sum()))
 
     K, c, source = bank("ORL", 400, 1024, 40, args.dataset == "ORL")
     Kc = double_centre(K)

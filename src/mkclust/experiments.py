@@ -79,6 +79,16 @@ class Plan:
                               f"(its banks: {', '.join(sorted(self.banks))})")
         return self.banks[name]
 
+    def bank_landmarks(self, bank: str) -> tuple[int | None, int]:
+        """A bank's (``landmarks``, ``landmarks_above``): Nystroem features where n exceeds both."""
+        spec = self.banks[bank]
+        return spec.get("landmarks"), spec.get("landmarks_above") or 0
+
+    def bank_decomposes(self, bank: str) -> bool:
+        """Whether building the bank eigendecomposes each kernel (a ``rank`` or ``energy`` truncation)."""
+        spec = self.banks[bank]
+        return spec.get("rank") is not None or spec.get("energy") is not None
+
     def bank_size(self, bank: str) -> int | None:
         """The number of kernels of a configured bank (None when it depends on the data set)."""
         spec = self.banks[bank]
@@ -260,9 +270,7 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
         for share in shares:
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise ConfigError(f"{where}.imbalanced_balance: a share of n in (0, 1], got {share!r}")
-    batch = list(a.get("batch") or [])
-    if set(batch) - set(grid):
-        raise ConfigError(f"{where}.batch: {sorted(set(batch) - set(grid))} are not parameters of its grid")
+    batch = _batched(a.get("batch"), grid, where) | _batched(e.get("batch"), grid, f"experiments.{exp}", strict=False)
     if cls.input_kind == "features":
         banks = [NO_BANK]
     else:
@@ -289,6 +297,18 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
                          ",".join(sorted(batch)))
                      for ds in datasets for seed in seeds]
     return runs
+
+
+def _batched(batch, grid: dict, where: str, strict: bool = True) -> set[str]:
+    """The grid parameters a ``batch`` entry names: ``all`` is every one, a list names them (each a
+    parameter of the algorithm's grid; an experiment's list applies to the algorithms whose grid has
+    the parameter)."""
+    if batch == "all":
+        return set(grid)
+    named = set(batch or [])
+    if strict and named - set(grid):
+        raise ConfigError(f"{where}.batch: {sorted(named - set(grid))} are not parameters of its grid")
+    return named & set(grid)
 
 
 def _check_values(cls, params: dict, where: str, bank: str, size: int | None) -> None:

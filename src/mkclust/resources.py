@@ -144,19 +144,38 @@ def _bank_sizes(dataset_path, n_kernels: int | None) -> tuple[int, int, int]:
     return n, d, n_kernels or d
 
 
-def bank_mem_mb(dataset_path, n_kernels: int | None, attempt: int = 1) -> int:
-    """The kernel-bank job: the bank (m n^2), and the squared distances plus two scratch n x n
+def bank_rank(n: int, landmarks: tuple[int | None, int] = (None, 0)) -> int:
+    """The columns each kernel of a bank holds: n for a Gram matrix, the number of landmarks for a
+    Nystroem bank (``landmarks`` = the bank's (``landmarks``, ``landmarks_above``): features from
+    landmarks where n exceeds both)."""
+    count, above = landmarks
+    return int(count) if count is not None and n > max(int(count), int(above or 0)) else n
+
+
+def bank_seconds(n: int, d: int, m: int, landmarks: tuple[int | None, int] = (None, 0),
+                 decompose: bool = False) -> float:
+    """Seconds of building a bank on one core: per kernel a BLAS product of n x r x d flops and an exp
+    (r = :func:`bank_rank`), plus, for a Nystroem bank or one truncated to a rank (``decompose``), an
+    eigendecomposition (r^3)."""
+    r = bank_rank(n, landmarks)
+    eig = r ** 3 if decompose or r < n else 0
+    return m * (2e-9 * n * r * (d + 20) + 1e-9 * eig)
+
+
+def bank_mem_mb(dataset_path, n_kernels: int | None, attempt: int = 1,
+                landmarks: tuple[int | None, int] = (None, 0)) -> int:
+    """The kernel-bank job: the bank (m n r), and the squared distances plus two scratch n x r
     matrices while a kernel is formed."""
     n, d, m = _bank_sizes(dataset_path, n_kernels)
-    return int(attempt * (BASE_MB + _mb((m + 3) * n * n + 2 * n * d)))
+    return int(attempt * (BASE_MB + _mb((m + 3) * n * bank_rank(n, landmarks) + 2 * n * d)))
 
 
-def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1) -> int:
-    """Minutes of the kernel-bank job: m kernels, each a BLAS n x n x d product and an exp (measured
-    0.3 s for 6 kernels at n = 3175, d = 60); rank-r banks add an eigendecomposition of each."""
+def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1,
+                 landmarks: tuple[int | None, int] = (None, 0), decompose: bool = False) -> int:
+    """Minutes of the kernel-bank job: :func:`bank_seconds` times ``SAFETY`` (measured 0.3 s for 6
+    kernels at n = 3175, d = 60), plus start-up."""
     n, d, m = _bank_sizes(dataset_path, n_kernels)
-    seconds = m * (2e-9 * n * n * (d + 20) + 1e-9 * n ** 3)
-    return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
+    return int(attempt * math.ceil(BASE_MINUTES + SAFETY * bank_seconds(n, d, m, landmarks, decompose) / 60))
 
 
 def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
@@ -191,21 +210,35 @@ def _batch_size(params: list[dict]) -> int:
     return max((c - 1 for c in inputs.values()), default=0)
 
 
-def run_seconds(estimator: str, n: int, params: dict | None = None) -> float:
-    """Estimated seconds of one fit on one core (before ``SAFETY``): the estimator's ``fit_seconds``."""
-    return float(_cls(estimator).fit_seconds(n, params or {}))
+def run_seconds(estimator: str, n: int, params: dict | None = None, typical: bool = False) -> float:
+    """Estimated seconds of one fit on one core (before ``SAFETY``): the estimator's ``fit_seconds``,
+    its bound or (``typical``) its calibrated typical time."""
+    return float(_cls(estimator).fit_seconds(n, params or {}, typical))
+
+
+def group_seconds(runs, n: int, typical: bool = False) -> float:
+    """Seconds of one run group's fits on one core, fitted in turn: each fit's estimate (bound or
+    typical), where an estimator that fits the runs of one input in one lockstep batch (``cost.batch_time``)
+    pays a full fit for the first run on each input and ``batch_time`` of one for every other run on it
+    (fits on a subset, ``fit_subset``, are not batched)."""
+    cls = _cls(runs[0].estimator)
+    share, seen, total = cls.cost.batch_time, set(), 0.0
+    for r in runs:
+        p = r.params
+        seconds = run_seconds(r.estimator, fit_size(p, n), p, typical)
+        pseudo = split_pseudo(p)[1]
+        if share is not None and pseudo.get("fit_subset") is None:
+            key = input_key(pseudo)
+            seconds *= share if key in seen else 1.0
+            seen.add(key)
+        total += seconds
+    return total
 
 
 def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
-    """Minutes of a run job: the sum of its fits' estimates (seeds and batched settings run in turn)."""
+    """Minutes of a run job: its fits' bound (:func:`group_seconds`) times ``SAFETY``, plus start-up."""
     n, _ = dataset_shape(dataset_path)
-    est = runs[0].estimator
-    params = [r.params for r in runs]
-    seconds = sum(run_seconds(est, fit_size(p, n), p) for p in params)
-    share = _cls(est).cost.batch_time
-    if share is not None:  # the batched runs cost a fraction of a fit alone each
-        seconds *= (len(runs) - _batch_size(params) * (1 - share)) / len(runs)
-    return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
+    return int(attempt * math.ceil(BASE_MINUTES + SAFETY * group_seconds(runs, n) / 60))
 
 
 def records_mem_mb(paths, attempt: int = 1) -> int:

@@ -11,8 +11,10 @@ rule kernel_bank:
     params:
         spec=lambda wc: PLAN.bank_spec(wc.bank),
     resources:
-        mem_mb=lambda wc, input, attempt: RES.bank_mem_mb(input[0], PLAN.bank_size(wc.bank), attempt),
-        runtime=lambda wc, input, attempt: RES.bank_runtime(input[0], PLAN.bank_size(wc.bank), attempt),
+        mem_mb=lambda wc, input, attempt: RES.bank_mem_mb(input[0], PLAN.bank_size(wc.bank), attempt,
+                                                          PLAN.bank_landmarks(wc.bank)),
+        runtime=lambda wc, input, attempt: RES.bank_runtime(input[0], PLAN.bank_size(wc.bank), attempt,
+                                                            PLAN.bank_landmarks(wc.bank), PLAN.bank_decomposes(wc.bank)),
     log:
         f"{DATA}/logs/kernels/{{dataset}}/{{bank}}.log",
     conda:

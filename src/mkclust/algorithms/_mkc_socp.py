@@ -8,8 +8,11 @@ from __future__ import annotations
 import logging
 import time
 
-import cvxpy as cp
 import numpy as np
+
+from mkclust._lazy import lazy_import
+
+cp = lazy_import("cvxpy")  # loaded at its first use: most jobs never solve a cone program
 
 log = logging.getLogger(__name__)
 

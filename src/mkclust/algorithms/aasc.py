@@ -65,7 +65,7 @@ class AASC(BaseClusterer):
     objective_ (J), objective_trace_, n_iter_.
     """
 
-    cost = Cost(work_n2=8, seconds_at_1000=10, exponent=3)
+    cost = Cost(work_n2=8, seconds_at_1000=10, exponent=3, typical_at_1000=0.332)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "p": [Interval(Real, 1, None, closed="neither")], "n_init": [POSITIVE_INT],
         "max_iter": [POSITIVE_INT], "tol": [NONNEG], "negative": [StrOptions({"error", "clip"})],

@@ -48,7 +48,10 @@ _RESTARTS = Progress(logging.getLogger(__name__))
 class Cost:
     """The workflow's cost model of one fit (:mod:`mkclust.resources` sizes each job's memory and time
     from it): ``work_n2`` n x n float64 matrices held beside the input; ``seconds_at_1000`` seconds
-    at n = 1000 on one core, growing as n ** ``exponent``. An estimator with ``fit_batch`` that fits
+    at n = 1000 on one core, growing as n ** ``exponent``, a bound for a job's time limit; and
+    ``typical_at_1000``, the typical seconds there, calibrated on measured fits
+    (``benchmarks/bench_workflow.py --calibrate``), which the cost estimate (:mod:`mkclust.estimate`)
+    uses; per restart where ``restarts`` (``n_init`` repeats the whole fit). An estimator with ``fit_batch`` that fits
     the runs of one input in lockstep also gives ``batch_time``, a batched run's time as a fraction
     of a fit alone, ``batch_bytes_per_n`` bytes per sample each batched run holds, ``batch_n2`` n x n
     matrices the batch adds and ``batch_fixed_bytes_per_n`` bytes per sample the batch holds once."""
@@ -56,6 +59,8 @@ class Cost:
     work_n2: float
     seconds_at_1000: float
     exponent: float
+    typical_at_1000: float | None = None
+    restarts: bool = False
     batch_time: float | None = None
     batch_bytes_per_n: float = 0.0
     batch_n2: float = 0.0
@@ -111,12 +116,17 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         return False
 
     @classmethod
-    def fit_seconds(cls, n: int, params: dict) -> float:
-        """Estimated seconds of one fit on n samples on one core (the resource model's, before its
-        safety factor)."""
+    def fit_seconds(cls, n: int, params: dict, typical: bool = False) -> float:
+        """Estimated seconds of one fit on n samples on one core: the resource model's bound (before
+        its safety factor), or with ``typical`` the calibrated typical time (``cost.typical_at_1000``,
+        times ``n_init`` where ``cost.restarts``)."""
         if cls.declines(n, params):
             return 0.0
-        return cls.cost.seconds_at_1000 * (n / 1000) ** cls.cost.exponent
+        scale = (n / 1000) ** cls.cost.exponent
+        if not typical or cls.cost.typical_at_1000 is None:
+            return cls.cost.seconds_at_1000 * scale
+        restarts = params.get("n_init", cls().get_params().get("n_init", 1)) if cls.cost.restarts else 1
+        return cls.cost.typical_at_1000 * scale * restarts
 
     def __sklearn_tags__(self):
         """scikit-learn's tags: a kernel estimator's input is pairwise (n, n), as for

@@ -29,15 +29,17 @@ from __future__ import annotations
 import logging
 import time
 
-import cvxpy as cp
 import numpy as np
 from scipy.linalg import eigh
 
+from mkclust._lazy import lazy_import
 from mkclust.algorithms.base import (
     BaseClusterer, batch_groups, COMMON_CONSTRAINTS, Cost, NONNEG, NotFinished, POSITIVE, POSITIVE_INT,
 )
 from mkclust.algorithms._labels import balanced_signs
 from mkclust.kernels import center_kernel
+
+cp = lazy_import("cvxpy")  # loaded at its first use: most jobs never solve a cone program
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +96,7 @@ class GMMC(BaseClusterer):
     M's trace in its leading eigenvalue: 1 for an exact labelling).
     """
 
-    cost = Cost(work_n2=40, seconds_at_1000=2700, exponent=3)
+    cost = Cost(work_n2=40, seconds_at_1000=2700, exponent=3, typical_at_1000=1010)
     _parameter_constraints = {**COMMON_CONSTRAINTS, "C": [POSITIVE], "balance": [NONNEG, None], "eps": [POSITIVE],
                               "max_n": [POSITIVE_INT, None], "time_limit": [POSITIVE, None], "center": ["boolean"]}
 
@@ -104,9 +106,9 @@ class GMMC(BaseClusterer):
         return n > int(params.get("max_n", n))
 
     @classmethod
-    def fit_seconds(cls, n: int, params: dict) -> float:
+    def fit_seconds(cls, n: int, params: dict, typical: bool = False) -> float:
         """The n ** 3 estimate, capped by SCS's ``time_limit`` (plus 5 % of the estimate for the rest)."""
-        seconds = super().fit_seconds(n, params)
+        seconds = super().fit_seconds(n, params, typical)
         if params.get("time_limit"):
             seconds = min(seconds, float(params["time_limit"]) + 0.05 * seconds)
         return seconds

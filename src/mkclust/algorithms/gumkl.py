@@ -169,7 +169,7 @@ class GUMKL(BaseClusterer):
     intra_cluster_variances_ (E_v per kernel).
     """
 
-    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.0942)
     _parameter_constraints = {**COMMON_CONSTRAINTS, "p": [Interval(Real, 1, None, closed="left"), StrOptions({"inf"})],
                               "max_iter": [POSITIVE_INT], "kmedoids_max_iter": [POSITIVE_INT], "tol": [NONNEG],
                               "refine": ["boolean"]}

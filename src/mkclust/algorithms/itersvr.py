@@ -43,7 +43,7 @@ class IterSVR(SharedStartBatch, BaseClusterer):
     are computed once (``shared_fit_`` on the copies; ``init_labels_`` stays each run's own).
     """
 
-    cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2)
+    cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2, typical_at_1000=0.232)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "C": [POSITIVE], "balance": [NONNEG, None], "max_iter": [POSITIVE_INT],
         "svr_epsilon": [NONNEG],

@@ -148,7 +148,7 @@ class KernelKMeans(BaseClusterer):
     restart's initial centres, when seeded by centres).
     """
 
-    cost = Cost(work_n2=4, seconds_at_1000=2, exponent=2)
+    cost = Cost(work_n2=4, seconds_at_1000=2, exponent=2, typical_at_1000=0.0216, restarts=True)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random", "random-partition"}), "array-like"],
         "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT],
@@ -227,7 +227,7 @@ class KMeansBaseline(BaseClusterer):
     Attributes: labels_, cluster_centers_, objective_ (inertia), n_iter_.
     """
 
-    cost = Cost(work_n2=0, seconds_at_1000=3, exponent=1)
+    cost = Cost(work_n2=0, seconds_at_1000=3, exponent=1, typical_at_1000=0.00657, restarts=True)
     _parameter_constraints = {**COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random"}), "array-like"],
                               "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT]}
 

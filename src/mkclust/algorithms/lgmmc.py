@@ -148,7 +148,7 @@ class LGMMC(SharedStartBatch, BaseClusterer):
     C = 10: 6 computations, 53.7 s instead of 89.9 s; heart-h kernel 1, C = 100: 7 computations.
     """
 
-    cost = Cost(work_n2=10, seconds_at_1000=30, exponent=2)  # measured at n = 1000: 7.8-17.5 s (german, 50 rounds)
+    cost = Cost(work_n2=10, seconds_at_1000=30, exponent=2, typical_at_1000=2.16)  # measured at n = 1000: 7.8-17.5 s (german, 50 rounds)
     _parameter_constraints = {**COMMON_CONSTRAINTS, "C": [POSITIVE], "balance": [NONNEG, None], "epsilon": [POSITIVE],
                               "max_labels": [POSITIVE_INT], "max_mkl_iter": [POSITIVE_INT], "mkl_tol": [NONNEG],
                               "center": ["boolean"]}

@@ -90,12 +90,12 @@ from __future__ import annotations
 import logging
 import time
 
-import cvxpy as cp
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from mkclust._lazy import lazy_import
 from mkclust._validation import check_features, check_kernels
 from mkclust.algorithms._mkc_socp import (
     _solve, balanced_labels, binary_socp, count_bounds, fixed_label_objective, kernel_cones,
@@ -105,6 +105,8 @@ from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, Progress, StrOptions,
 )
 from mkclust.kernels import feature_map, principal_directions
+
+cp = lazy_import("cvxpy")  # loaded at its first use: most jobs never solve a cone program
 
 log = logging.getLogger(__name__)
 _ROUNDS = Progress(log)
@@ -153,7 +155,7 @@ class MKC(BaseClusterer):
     solve_seconds_ (CPU seconds of the rest of ``fit``).
     """
 
-    cost = Cost(work_n2=4, seconds_at_1000=10, exponent=2)
+    cost = Cost(work_n2=4, seconds_at_1000=10, exponent=2, typical_at_1000=1.28)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "C": [POSITIVE, None], "epsilon": [POSITIVE], "rank": [POSITIVE_INT, None],
         "balance": [NONNEG, None], "balance_on": [StrOptions({"labels", "scores"})], "max_rounds": [POSITIVE_INT],

@@ -116,7 +116,7 @@ class ODMC(BaseClusterer):
     #: and its fitted attributes (400 bytes per sample); K's transpose for the label generation (one n x n);
     #: once, the lockstep Lanczos bases of one block of chains. A batched run costs 0.3 of a fit alone
     #: (bench_odmc.py --batch 64 --alone 4: 0.28 at n = 1000, 0.22 at n = 3000); alone, 1.15 s at n = 1000
-    cost = Cost(work_n2=6, seconds_at_1000=2, exponent=1.7, batch_time=0.3, batch_bytes_per_n=400, batch_n2=1,
+    cost = Cost(work_n2=6, seconds_at_1000=2, exponent=1.7, typical_at_1000=2.08, batch_time=0.3, batch_bytes_per_n=400, batch_n2=1,
                 batch_fixed_bytes_per_n=LANCZOS_BLOCK * LANCZOS_STEPS * 8)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "lam": [POSITIVE], "nu": [POSITIVE],

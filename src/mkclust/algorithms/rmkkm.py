@@ -278,7 +278,7 @@ class RMKKM(_RobustBase):
     ``"algorithm1"``), n_iter_.
     """
 
-    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.398, restarts=True)
     _parameter_constraints = {**COMMON_CONSTRAINTS, "gamma": [Interval(Real, 0, 1, closed="neither")],
                               "search": [StrOptions({"algorithm1", "authors"})], "n_init": [POSITIVE_INT],
                               "max_iter": [POSITIVE_INT], "tol": [NONNEG], "inner_n_init": [POSITIVE_INT],
@@ -318,7 +318,7 @@ class RKKM(_RobustBase):
     weights (A by Eq. 12, Z by Eq. 15, D by Eq. 13). Attributes as :class:`RMKKM` (kernel_weights_
     is [1.0])."""
 
-    cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2)
+    cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2, typical_at_1000=0.0296, restarts=True)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT], "tol": [NONNEG],
     }
@@ -351,7 +351,7 @@ class MKKM(BaseClusterer):
     Attributes: labels_, kernel_weights_ (w, summing to 1), objective_, objective_trace_, n_iter_.
     """
 
-    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.314, restarts=True)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT], "tol": [NONNEG],
     }

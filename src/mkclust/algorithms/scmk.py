@@ -280,7 +280,7 @@ class SCSK(_TwinBase):
     n_components_ (of Z's graph), label_method_.
     """
 
-    cost = Cost(work_n2=80, seconds_at_1000=150, exponent=3)
+    cost = Cost(work_n2=80, seconds_at_1000=150, exponent=3, typical_at_1000=14)
     input_kind = "kernel"
 
     def fit(self, K, y=None):
@@ -299,7 +299,7 @@ class SCMK(_TwinBase):
     As :class:`SCSK`, plus kernel_weights_ (w >= 0, sum_i sqrt(w_i) = 1); objective_ is Eq. 18.
     """
 
-    cost = Cost(work_n2=80, seconds_at_1000=400, exponent=2)
+    cost = Cost(work_n2=80, seconds_at_1000=400, exponent=2, typical_at_1000=5.87)
     input_kind = "kernels"
     _learn_weights = True
 

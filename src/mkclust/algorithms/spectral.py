@@ -124,7 +124,7 @@ class SpectralClustering(_SpectralBase):
     the embedding), n_iter_.
     """
 
-    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.0915)
     _parameter_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT],
                               "laplacian": [StrOptions({"normalized", "unnormalized"})],
                               "negative": [StrOptions({"error", "clip", "keep"})]}
@@ -156,7 +156,7 @@ class NormalizedCut(_SpectralBase):
     Parameters and attributes as :class:`SpectralClustering` (embedding_ = D^-1/2 U).
     """
 
-    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2)
+    cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.0969)
     _parameter_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT],
                               "negative": [StrOptions({"error", "clip", "keep"})]}
 

@@ -1,0 +1,71 @@
+"""Fits of the paper configuration measured against the cost estimate's typical times (not tests): the
+check that ``python -m mkclust.estimate workflow/configs/paper.yaml`` holds at the papers' sizes,
+where the calibration (on the default run's small sets) extrapolates in n.
+
+For each ``--group EXPERIMENT/ALGORITHM/DATASET`` it builds the data set and bank as the workflow does
+(raw files from the data mirror, ``$MKCLUST_DATA_MIRROR``), takes the first ``--runs`` runs of the
+group's first input (e.g. one kernel's grid for ODMC, fitted as the run job fits them: the first
+alone, the rest in one lockstep batch), fits them on one thread and prints the measured CPU seconds
+beside :func:`mkclust.resources.group_seconds` (typical) for the same runs.
+
+    python benchmarks/bench_paper_fits.py --group odmc_table2/ODMC/splice --runs 32 \\
+        --group odmc_table2/LG-MMC/splice --runs 1 --work /tmp/paperfits
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from threadpoolctl import threadpool_limits
+
+from _common import emit  # benchmarks/_common.py
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--group", action="append", required=True, help="EXPERIMENT/ALGORITHM/DATASET of the paper config")
+    ap.add_argument("--runs", action="append", type=int, help="runs of each group to fit (default 1)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/mkclust_paper_fits"), help="where data sets and banks go")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "src"))
+    import mkclust.resources as RES
+    from mkclust._pseudo import input_key, split_pseudo
+    from mkclust.configuration import load
+    from mkclust.experiments import plan
+    from mkclust.runner import make_bank, make_dataset, run_group
+
+    p = plan(load(ROOT / "workflow/configs/paper.yaml"))
+    groups = p.run_groups()
+    counts = args.runs or []
+    args.work.mkdir(parents=True, exist_ok=True)
+    for i, spec in enumerate(args.group):
+        exp, alg, dataset = spec.split("/")
+        key = next(g for g in groups if g[:3] == (exp, alg, dataset))
+        runs = groups[key]
+        first = input_key(split_pseudo(runs[0].params)[1])
+        runs = [r for r in runs if input_key(split_pseudo(r.params)[1]) == first][:counts[i] if i < len(counts) else 1]
+        ds_path, bank_path = args.work / f"{dataset}.npz", args.work / f"{dataset}_{key[3]}.npz"
+        if not ds_path.exists():
+            ds = make_dataset(p.dataset_spec(dataset))
+            ds.save(ds_path)
+            if key[3] != "none":
+                make_bank(p.bank_spec(key[3]), ds).save(bank_path)
+        with threadpool_limits(1):
+            t0, c0 = time.perf_counter(), time.process_time()
+            recs = run_group(runs, ds_path, bank_path if key[3] != "none" else None)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        n = recs[0]["n"]
+        est = RES.group_seconds(runs, n, typical=True)
+        emit(bench="paper_fit", group="/".join(key), n=n, runs=len(runs), cpu_s=round(cpu, 1), wall_s=round(wall, 1),
+             fit_cpu_s=round(sum(r.get("cpu_seconds") or 0 for r in recs), 1), estimated_s=round(est, 1),
+             measured_over_estimated=round(cpu / est, 2) if est else None,
+             statuses=sorted({r["status"] for r in recs}))
+
+
+if __name__ == "__main__":
+    main()

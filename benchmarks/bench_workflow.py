@@ -1,0 +1,167 @@
+"""Where a workflow run's time goes (not a test): per rule the jobs, their summed wall time, the part
+spent inside the job's body (from the job's own log) and, for run jobs, the fits' seconds, so the rest
+(interpreter start-up, imports, Snakemake's script set-up) is visible; then, per experiment, the
+measured CPU seconds beside ``python -m mkclust.estimate``'s estimate and their ratio.
+
+    python benchmarks/bench_workflow.py --run /tmp/wf      # runs ``snakemake --cores 2`` on this checkout's
+                                                           # config.yaml in /tmp/wf, timed, then reports
+    python benchmarks/bench_workflow.py --dir /tmp/wf      # reports an existing run (its snakemake.log)
+    python benchmarks/bench_workflow.py --dir /tmp/wf --calibrate   # and each estimator's typical_at_1000
+
+The run's directory keeps ``snakemake.log`` (Snakemake's own output, whose job start and finish lines
+have one-second resolution; summed over hundreds of jobs the rounding cancels out). Prints one JSON line
+per rule, one per experiment and a total, as the other benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+
+from _common import emit  # benchmarks/_common.py
+
+ROOT = Path(__file__).resolve().parents[1]
+_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ [\d:]{8} \d{4})\]$")
+_RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
+_JOBID = re.compile(r"^\s+jobid: (\d+)$")
+_DONE = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$")
+_LOGLINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO mkclust\.job\.\w+: (start|done) ")
+
+
+def job_walls(log_path: Path) -> dict[int, tuple[str, float]]:
+    """jobid -> (rule, wall seconds) from Snakemake's log: each job's start block and its
+    ``Finished jobid`` line, both after a ``[date]`` line."""
+    starts, walls, stamp, rule = {}, {}, None, None
+    for line in log_path.read_text().splitlines():
+        if m := _STAMP.match(line.strip()):
+            stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y").timestamp()
+        elif m := _RULE.match(line):
+            rule = m.group(1)
+        elif (m := _JOBID.match(line)) and rule:
+            starts[int(m.group(1))] = (rule, stamp)
+            rule = None
+        elif m := _DONE.match(line):
+            jid = int(m.group(1))
+            if jid in starts:
+                walls[jid] = (starts[jid][0], stamp - starts[jid][1])
+    return walls
+
+
+def body_seconds(log_file: Path) -> float | None:
+    """Seconds between a job's ``start`` and ``done`` lines (:func:`mkclust._jobs.job`)."""
+    t = {}
+    for line in log_file.read_text(errors="replace").splitlines():
+        if m := _LOGLINE.match(line):
+            t[m.group(2)] = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    return t["done"] - t["start"] if len(t) == 2 else None
+
+
+_LOG_DIRS = {"dataset": "dataset", "kernel_bank": "kernels", "run": "runs", "aggregate": "aggregate",
+             "table": "tables", "figure": "figures", "verdict": "verdicts", "run_summary": "summary"}
+
+
+def report(wf: Path, wall: float | None = None) -> None:
+    data = wf / "data"
+    walls = job_walls(wf / "snakemake.log")
+    per_rule = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0})
+    for rule, w in walls.values():
+        per_rule[rule]["jobs"] += 1
+        per_rule[rule]["wall_s"] += w
+    for rule, sub in _LOG_DIRS.items():
+        if rule in per_rule:
+            bodies = [b for f in (data / "logs" / sub).rglob("*.log") if (b := body_seconds(f)) is not None]
+            per_rule[rule]["body_s"] = sum(bodies)
+    fit_cpu, fit_wall, job_cpu, jobs = defaultdict(float), defaultdict(float), defaultdict(float), defaultdict(int)
+    for f in (data / "runs").rglob("*.json"):
+        recs = json.loads(f.read_text())
+        exp = recs[0]["experiment"]
+        jobs[exp] += 1
+        for r in recs:
+            fit_cpu[exp] += r.get("cpu_seconds") or 0.0
+            fit_wall[exp] += r.get("fit_seconds") or 0.0
+    for f in (data / "benchmarks" / "runs").rglob("*.tsv"):
+        exp = f.relative_to(data / "benchmarks" / "runs").parts[0]
+        row = f.read_text().splitlines()[1].split("\t")
+        job_cpu[exp] += float(row[-1]) if row[-1] not in ("", "NA", "-") else 0.0
+    if "run" in per_rule:
+        per_rule["run"]["fit_wall_s"] = sum(fit_wall.values())
+        per_rule["run"]["fit_cpu_s"] = sum(fit_cpu.values())
+    for rule, v in per_rule.items():
+        emit(bench="workflow_rule", rule=rule, **{k: round(x, 1) if isinstance(x, float) else x for k, x in v.items()})
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from mkclust.configuration import load
+    from mkclust.estimate import JOB_SECONDS, estimate
+
+    cfg = load(ROOT / "config.yaml")
+    cfg["data_dir"] = str(data)
+    rows, _, total = estimate(cfg)
+    for row in rows:
+        if row.name not in jobs:
+            continue
+        measured = job_cpu[row.name]
+        emit(bench="workflow_experiment", experiment=row.name, run_jobs=jobs[row.name], est_run_jobs=row.jobs,
+             fit_cpu_s=round(fit_cpu[row.name], 1), est_fit_cpu_s=round(3600 * row.fit_hours, 1),
+             job_cpu_s=round(measured, 1), est_job_cpu_s=round(3600 * row.cpu_hours, 1),
+             measured_over_estimated=round(measured / (3600 * row.cpu_hours), 2))
+    outside = (sum(job_cpu.values()) - sum(fit_cpu.values())) / max(sum(jobs.values()), 1)
+    emit(bench="workflow_total", jobs=len(walls), est_jobs=total.jobs, wall_s=wall,
+         job_wall_sum_s=round(sum(w for _, w in walls.values()), 1),
+         run_job_cpu_outside_fits_s=round(outside, 2), JOB_SECONDS=JOB_SECONDS)
+
+
+def calibrate(wf: Path) -> None:
+    """Per estimator: its fits' measured CPU seconds against the typical model's, and the
+    ``typical_at_1000`` that makes them equal (the model is linear in it)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from mkclust import resources as RES
+    from mkclust.algorithms import ALGORITHMS
+    from mkclust.run_spec import Run
+
+    measured, model = defaultdict(float), defaultdict(float)
+    for f in (wf / "data" / "runs").rglob("*.json"):
+        recs = [r for r in json.loads(f.read_text()) if r["status"] == "ok"]
+        if not recs:
+            continue
+        runs = [Run(r["experiment"], r["algorithm"], r["estimator"], r["dataset"], r["bank"],
+                    json.dumps(r["params"], sort_keys=True), r["seed"]) for r in recs]
+        est = recs[0]["estimator"]
+        measured[est] += sum(r["cpu_seconds"] for r in recs)
+        model[est] += RES.group_seconds(runs, recs[0]["n"], typical=True)
+    for est in sorted(measured):
+        cost = ALGORITHMS[est].cost
+        now = cost.typical_at_1000 if cost.typical_at_1000 is not None else cost.seconds_at_1000
+        emit(bench="calibrate", estimator=est, measured_cpu_s=round(measured[est], 2), model_s=round(model[est], 2),
+             typical_at_1000_now=now, typical_at_1000_fit=float(f"{now * measured[est] / model[est]:.3g}"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--run", type=Path, help="run the default workflow in this (new) directory first")
+    g.add_argument("--dir", type=Path, help="report a finished run's directory (with snakemake.log)")
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--calibrate", action="store_true", help="also print each estimator's calibrated typical_at_1000")
+    args = ap.parse_args(argv)
+    wf, wall = args.dir or args.run, None
+    if args.run:
+        args.run.mkdir(parents=True, exist_ok=False)
+        t0 = time.perf_counter()
+        with open(args.run / "snakemake.log", "w") as log:
+            subprocess.run(["snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(args.run), "--cores",
+                            str(args.cores)], stdout=log, stderr=subprocess.STDOUT, check=True)
+        wall = round(time.perf_counter() - t0, 1)
+    report(wf, wall)
+    if args.calibrate:
+        calibrate(wf)
+
+
+if __name__ == "__main__":
+    main()
