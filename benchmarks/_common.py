@@ -35,7 +35,28 @@ def gemm_gflops(n: int = 2000, repeats: int = 5) -> float:
     return 2.0 * n ** 3 / best / 1e9
 
 
-def rate(flops: float, seconds: float) -> dict:
-    """A hot kernel's rate beside the GEMM limit: ``gflops``, ``gemm_gflops`` and their ratio."""
+@functools.lru_cache(maxsize=None)
+def read_gbs(mb: int = 400, repeats: int = 5) -> float:
+    """The machine's memory read rate in GB/s: the best of ``repeats`` sums over an array of ``mb`` MB
+    (far beyond the caches), after one warm-up."""
+    a = np.ones(mb * 2**20 // 8)
+    a.sum()
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        a.sum()
+        best = min(best, time.perf_counter() - t)
+    return a.nbytes / best / 1e9
+
+
+def rate(flops: float, seconds: float, bytes_read: float | None = None) -> dict:
+    """A hot kernel's rate beside the machine's limits: ``gflops`` against ``gemm_gflops`` (their
+    ratio ``fraction_of_gemm``) and, for a kernel that must read ``bytes_read`` from memory (a thin
+    product reading an n x n matrix for a few columns is bound by memory, not by arithmetic), ``gbs``
+    against ``read_gbs`` (``fraction_of_read``)."""
     g, limit = flops / seconds / 1e9, gemm_gflops()
-    return {"gflops": round(g, 2), "gemm_gflops": round(limit, 2), "fraction_of_gemm": round(g / limit, 3)}
+    out = {"gflops": round(g, 2), "gemm_gflops": round(limit, 2), "fraction_of_gemm": round(g / limit, 3)}
+    if bytes_read:
+        b, peak = bytes_read / seconds / 1e9, read_gbs()
+        out.update(gbs=round(b, 2), read_gbs=round(peak, 2), fraction_of_read=round(b / peak, 3))
+    return out

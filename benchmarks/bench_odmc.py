@@ -14,7 +14,7 @@ JSON line per measurement.
   one ``ODMC.fit_batch`` against the same fits one at a time (``--alone`` of them, the rest
   extrapolated): seconds per fit each way, and whether the labels agree; the lockstep step's rate
   (one GEMM S K per step, 4 n^2 flops per chain, over the batch's whole time) against the machine's
-  GEMM rate (``fraction_of_gemm``).
+  GEMM rate (``fraction_of_gemm``), and K read once per lockstep step against its memory read rate.
 
 Usage: ``python benchmarks/bench_odmc.py [--n 300 1000 3000] [--gmmc-n 200] [--batch 64 --alone 8]
 [--gmmc-path]``
@@ -97,7 +97,7 @@ def batch(args):
         single = (time.perf_counter() - t0) / max(len(alone), 1)
         steps = sum(int(e.n_iter_) for e in ests)   # each chain's step: S K with two rows of S (4 n^2 flops)
         emit(bench="odmc_batch", n=n, fits=len(ests), seconds=batched, seconds_per_fit=batched / len(ests),
-             **rate(4.0 * n * n * steps, batched),
+             **rate(4.0 * n * n * steps, batched, 8.0 * n * n * max(int(e.n_iter_) for e in ests)),
              seconds_per_fit_alone=single, speedup=single * len(ests) / batched,
              labels_equal=sum(bool((a.labels_ == b.labels_).all()) for a, b in zip(alone, ests)),
              compared=len(alone), mean_steps=float(np.mean([e.n_iter_ for e in ests])))

@@ -137,7 +137,7 @@ def estimate(config: dict) -> tuple[list[Row], list[Row], Row]:
     for dataset, bank in sorted({(g[2], g[3]) for g in groups if g[3] != NO_BANK}):
         inputs.jobs += 1
         size = sizes.get(dataset)
-        m = p.bank_size(bank) or (size[1] if size else 1)
+        m = p.bank_size(bank) or 1   # a bank of one kernel per view: its products add up to one over all d
         seconds = 0.0 if size is None else RES.bank_seconds(*size, m, p.bank_landmarks(bank), p.bank_decomposes(bank))
         inputs.cpu_hours += (seconds + JOB_SECONDS) / 3600
         inputs.longest_hours = max(inputs.longest_hours, (seconds + JOB_SECONDS) / 3600)
