@@ -117,7 +117,7 @@ def test_estimate_command_prints_experiments_papers_and_total(tmp_path, capsys):
     assert main([str(TINY), "--cores", "2"]) == 0
     out = capsys.readouterr().out
     assert "tiny_rmkkm" in out and "tinypaper" in out and "wall h/2" in out
-    assert out.count("total") == 1
+    assert out.count("total") == 2   # below the experiments and below the papers
 
 
 def test_a_run_job_imports_neither_cvxpy_nor_matplotlib():

@@ -38,10 +38,10 @@ from mkclust.datasets.download import NotLocal
 from mkclust.experiments import Plan, plan
 from mkclust.run_spec import NO_BANK
 
-#: CPU seconds a job spends outside its fits: interpreter start-up, imports, Snakemake's script
-#: set-up, reading its inputs and writing its outputs (measured by ``benchmarks/bench_workflow.py`` on
-#: the default run: run jobs' CPU minus their fits', per job)
-JOB_SECONDS = 1.3
+#: seconds a job spends outside its fits: interpreter start-up, imports, Snakemake's script set-up,
+#: reading its inputs and writing its outputs (``benchmarks/bench_workflow.py`` on the default run,
+#: 2026-11-25: run jobs 0.72 s of CPU outside their fits, the other jobs 1.4 s of wall time each)
+JOB_SECONDS = 1.0
 
 
 def dataset_size(p: Plan, name: str) -> tuple[int, int] | None:
@@ -162,8 +162,8 @@ def format_rows(rows: list[Row], cores: int = 8, title: str = "experiment") -> s
     lines = [head]
     for r in rows:
         extra = f"  ({r.unknown} run jobs on data sets of unknown size)" if r.unknown else ""
-        lines.append(f"{r.name:24s} {r.jobs:6d} {r.fits:8d} {r.fit_hours:10.2f} {r.cpu_hours:9.2f} "
-                     f"{r.wall_hours(cores):9.2f} {r.peak_mb or '':>8}{extra}")
+        lines.append(f"{r.name:24s} {r.jobs:6d} {r.fits:8d} {r.fit_hours:10.3f} {r.cpu_hours:9.3f} "
+                     f"{r.wall_hours(cores):9.3f} {r.peak_mb or '':>8}{extra}")
     return "\n".join(lines)
 
 
@@ -177,7 +177,7 @@ def main(argv=None) -> int:
     rows, papers, total = estimate(load(*(args.configfiles or ["config.yaml"])))
     print(format_rows(rows + [total], args.cores))
     print()
-    print(format_rows(papers, args.cores, "paper"))
+    print(format_rows(papers + [total], args.cores, "paper"))
     print(f"\nTypical times on one core (calibrated on measured fits), {JOB_SECONDS} s of start-up per job; "
           f"wall = max(CPU h / {args.cores}, the longest job). Peak MB: the run jobs' memory bound.", file=sys.stderr)
     return 0
