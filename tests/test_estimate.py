@@ -130,3 +130,13 @@ def test_a_run_job_imports_neither_cvxpy_nor_matplotlib():
             "cp.Variable(2); print('cvxpy.problems' in sys.modules, 'matplotlib.pyplot' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "True"]
+
+
+def test_estimate_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
+    assert main([str(tmp_path / "missing.yaml")]) == 2
+    assert "missing.yaml" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("experiments: {x: {paper: p, datasets: [nope], algorithms: {KM: {algorithm: km}}}}")
+    assert main([str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "dataset 'nope'" in err and "Traceback" not in err

@@ -35,7 +35,7 @@ from mkclust.configuration import load
 from mkclust.datasets import REGISTRY, DatasetUnavailable
 from mkclust.datasets import load as load_dataset
 from mkclust.datasets.download import NotLocal
-from mkclust.experiments import Plan, plan
+from mkclust.experiments import ConfigError, Plan, plan
 from mkclust.run_spec import NO_BANK
 
 #: seconds a job spends outside its fits: interpreter start-up, imports, Snakemake's script set-up,
@@ -174,7 +174,11 @@ def main(argv=None) -> int:
                     "(default: config.yaml)")
     ap.add_argument("--cores", type=int, default=8, help="cores for the wall-time column (default 8)")
     args = ap.parse_args(argv)
-    rows, papers, total = estimate(load(*(args.configfiles or ["config.yaml"])))
+    try:
+        rows, papers, total = estimate(load(*(args.configfiles or ["config.yaml"])))
+    except (OSError, ConfigError) as exc:   # a missing file or a configuration error: one line, as the Snakefile
+        print(f"python -m mkclust.estimate: {exc}", file=sys.stderr)
+        return 2
     print(format_rows(rows + [total], args.cores))
     print()
     print(format_rows(papers + [total], args.cores, "paper"))
