@@ -1,7 +1,7 @@
-# Stage 3: one cached job per run group (experiment, algorithm, dataset, bank, parameter set): it
-# fits every seed of the group, loading the dataset and kernel once, and writes the group's run
-# records (a JSON list, one per seed) atomically. One job per seed would pay the 3-5 s interpreter
-# and scikit-learn start-up per seed, which dominates the papers' 20-50-seed protocols. Timing
+# Stage 3: one cached job per run group (experiment, algorithm, dataset, bank, parameter set with the
+# batched grid parameters as "each"): it fits every run of the group, loading the dataset and kernel
+# once, and writes the group's run records (a JSON list) atomically. One job per seed would pay
+# about a second of interpreter and library start-up per seed, which dominates cheap fits. Timing
 # experiments run single-threaded (threads: 1, BLAS pinned inside the job) so that their fit times
 # are comparable. mem_mb and runtime are estimated from n, d and the bank's size (mkclust.resources)
 # and grow with each attempt; threads become the job's cpus_per_task under SLURM and its BLAS limit.
