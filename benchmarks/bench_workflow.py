@@ -19,38 +19,48 @@ import argparse
 import json
 import re
 import subprocess
-import sys
 import time
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
 from _common import emit  # benchmarks/_common.py
+from mkclust import resources as RES
+from mkclust.algorithms import ALGORITHMS
+from mkclust.configuration import load
+from mkclust.estimate import JOB_SECONDS, estimate
+from mkclust.records import load_records
+from mkclust.run_spec import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ [\d:]{8} \d{4})\]$")
 _RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
+_LOG = re.compile(r"^\s+log: (\S+)")
 _JOBID = re.compile(r"^\s+jobid: (\d+)$")
 _DONE = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$")
 _LOGLINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO mkclust\.job\.\w+: (start|done) ")
 
 
-def job_walls(log_path: Path) -> dict[int, tuple[str, float]]:
-    """jobid -> (rule, wall seconds) from Snakemake's log: each job's start block and its
-    ``Finished jobid`` line, both after a ``[date]`` line."""
-    starts, walls, stamp, rule = {}, {}, None, None
+def job_walls(log_path: Path) -> dict[int, tuple[str, float, str | None]]:
+    """jobid -> (rule, wall seconds, the job's log file) from Snakemake's log: each job's start block
+    (its rule, ``log:`` and ``jobid:`` lines) and its ``Finished jobid`` line, both after a ``[date]``
+    line."""
+    starts, walls, stamp, rule, log = {}, {}, None, None, None
     for line in log_path.read_text().splitlines():
         if m := _STAMP.match(line.strip()):
             stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y").timestamp()
         elif m := _RULE.match(line):
-            rule = m.group(1)
+            rule, log = m.group(1), None
+        elif m := _LOG.match(line):
+            log = m.group(1)
         elif (m := _JOBID.match(line)) and rule:
-            starts[int(m.group(1))] = (rule, stamp)
+            starts[int(m.group(1))] = (rule, stamp, log)
             rule = None
         elif m := _DONE.match(line):
             jid = int(m.group(1))
             if jid in starts:
-                walls[jid] = (starts[jid][0], stamp - starts[jid][1])
+                rule_, start, log_ = starts[jid]
+                walls[jid] = (rule_, stamp - start, log_)
     return walls
 
 
@@ -63,29 +73,26 @@ def body_seconds(log_file: Path) -> float | None:
     return t["done"] - t["start"] if len(t) == 2 else None
 
 
-_LOG_DIRS = {"dataset": "dataset", "kernel_bank": "kernels", "run": "runs", "aggregate": "aggregate",
-             "table": "tables", "figure": "figures", "verdict": "verdicts", "run_summary": "summary"}
+def record_groups(data: Path) -> list[list[dict]]:
+    """The run records of a finished run, one list per records file (one run job)."""
+    return [load_records([f]) for f in sorted((data / "runs").rglob("*.json"))]
 
 
-def report(wf: Path, wall: float | None = None) -> None:
+def report(wf: Path, groups: list[list[dict]], wall: float | None = None) -> None:
     data = wf / "data"
     walls = job_walls(wf / "snakemake.log")
-    per_rule = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0})
-    for rule, w in walls.values():
+    per_rule = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0, "body_s": 0.0})
+    for rule, w, log in walls.values():
         per_rule[rule]["jobs"] += 1
         per_rule[rule]["wall_s"] += w
-    for rule, sub in _LOG_DIRS.items():
-        if rule in per_rule:
-            bodies = [b for f in (data / "logs" / sub).rglob("*.log") if (b := body_seconds(f)) is not None]
-            per_rule[rule]["body_s"] = sum(bodies)
+        if log and (wf / log).is_file():
+            per_rule[rule]["body_s"] += body_seconds(wf / log) or 0.0
     fit_cpu, fit_wall, job_cpu, jobs = defaultdict(float), defaultdict(float), defaultdict(float), defaultdict(int)
-    for f in (data / "runs").rglob("*.json"):
-        recs = json.loads(f.read_text())
+    for recs in groups:
         exp = recs[0]["experiment"]
         jobs[exp] += 1
-        for r in recs:
-            fit_cpu[exp] += r.get("cpu_seconds") or 0.0
-            fit_wall[exp] += r.get("fit_seconds") or 0.0
+        fit_cpu[exp] += sum(r.get("cpu_seconds") or 0.0 for r in recs)
+        fit_wall[exp] += sum(r.get("fit_seconds") or 0.0 for r in recs)
     for f in (data / "benchmarks" / "runs").rglob("*.tsv"):
         exp = f.relative_to(data / "benchmarks" / "runs").parts[0]
         row = f.read_text().splitlines()[1].split("\t")
@@ -95,10 +102,6 @@ def report(wf: Path, wall: float | None = None) -> None:
         per_rule["run"]["fit_cpu_s"] = sum(fit_cpu.values())
     for rule, v in per_rule.items():
         emit(bench="workflow_rule", rule=rule, **{k: round(x, 1) if isinstance(x, float) else x for k, x in v.items()})
-
-    sys.path.insert(0, str(ROOT / "src"))
-    from mkclust.configuration import load
-    from mkclust.estimate import JOB_SECONDS, estimate
 
     cfg = load(ROOT / "config.yaml")
     cfg["data_dir"] = str(data)
@@ -113,21 +116,16 @@ def report(wf: Path, wall: float | None = None) -> None:
              measured_over_estimated=round(measured / (3600 * row.cpu_hours), 2))
     outside = (sum(job_cpu.values()) - sum(fit_cpu.values())) / max(sum(jobs.values()), 1)
     emit(bench="workflow_total", jobs=len(walls), est_jobs=total.jobs, wall_s=wall,
-         job_wall_sum_s=round(sum(w for _, w in walls.values()), 1),
+         job_wall_sum_s=round(sum(w for _, w, _ in walls.values()), 1),
          run_job_cpu_outside_fits_s=round(outside, 2), JOB_SECONDS=JOB_SECONDS)
 
 
-def calibrate(wf: Path) -> None:
+def calibrate(groups: list[list[dict]]) -> None:
     """Per estimator: its fits' measured CPU seconds against the typical model's, and the
     ``typical_at_1000`` that makes them equal (the model is linear in it)."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from mkclust import resources as RES
-    from mkclust.algorithms import ALGORITHMS
-    from mkclust.run_spec import Run
-
     measured, model = defaultdict(float), defaultdict(float)
-    for f in (wf / "data" / "runs").rglob("*.json"):
-        recs = [r for r in json.loads(f.read_text()) if r["status"] == "ok"]
+    for recs in groups:
+        recs = [r for r in recs if r["status"] == "ok"]
         if not recs:
             continue
         runs = [Run(r["experiment"], r["algorithm"], r["estimator"], r["dataset"], r["bank"],
@@ -158,9 +156,10 @@ def main(argv=None):
             subprocess.run(["snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(args.run), "--cores",
                             str(args.cores)], stdout=log, stderr=subprocess.STDOUT, check=True)
         wall = round(time.perf_counter() - t0, 1)
-    report(wf, wall)
+    groups = record_groups(wf / "data")
+    report(wf, groups, wall)
     if args.calibrate:
-        calibrate(wf)
+        calibrate(groups)
 
 
 if __name__ == "__main__":

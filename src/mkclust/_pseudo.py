@@ -66,6 +66,25 @@ def input_key(pseudo: dict) -> str:
     return json.dumps(pseudo, sort_keys=True)
 
 
+def lockstep_inputs(params: list[dict], cls) -> list[tuple[list[int], list[int]]]:
+    """How the runner fits a group's runs (their ``params``, in order) with estimator class ``cls``:
+    per input (equal :func:`input_key`), the indices fitted one by one and those fitted together in
+    one lockstep batch (``cls.fit_batch``). A batching estimator batches every run of an input,
+    after the first where ``cls.batch_alone_first`` (fitted alone, for its timing); runs on a subset
+    (``fit_subset``) are never batched. The runner, the job's memory and the time estimates read it."""
+    inputs: dict[str, list[int]] = {}
+    for k, p in enumerate(params):
+        inputs.setdefault(input_key(split_pseudo(p)[1]), []).append(k)
+    batching = hasattr(cls, "fit_batch")
+    first = getattr(cls, "batch_alone_first", False)
+    layout = []
+    for idx in inputs.values():
+        subset = split_pseudo(params[idx[0]])[1].get("fit_subset") is not None
+        alone = idx if not batching or subset else (idx[:1] if first else [])
+        layout.append((alone, idx[len(alone):]))
+    return layout
+
+
 def fit_size(run_params: dict, n: int) -> int:
     """The samples a run fits on a data set of n: its ``fit_subset`` size, else n."""
     sub = run_params.get("fit_subset")

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mkclust import resources as RES
-from mkclust._pseudo import fit_size
 from mkclust.configuration import load
 from mkclust.datasets import REGISTRY, DatasetUnavailable
 from mkclust.datasets import load as load_dataset
@@ -52,13 +51,10 @@ def dataset_size(p: Plan, name: str) -> tuple[int, int] | None:
     spec = p.datasets[name]
     reg = REGISTRY[spec["loader"]]
     opts = spec["options"]
-    if reg.kind in ("embedded", "generated") and not reg.files:   # built in a second at most
-        ds = reg.loader(**opts)
-        return ds.n, ds.d
     exact = [s for s in reg.paper if s.opts == {k: v for k, v in opts.items() if k != "seed"}]
-    if exact:
+    if reg.kind == "download" and exact:
         return exact[0].n, exact[0].d
-    try:   # e.g. a class subset: loaded where its raw files are local (never downloaded)
+    try:   # an embedded or generated set (a second at most), or one whose raw files are local (never downloaded)
         ds = load_dataset(spec["loader"], raw_dir=Path(p.data_dir) / "raw", mirror=p.config.get("data_mirror"),
                           download=False, **opts)
         return ds.n, ds.d
@@ -112,11 +108,7 @@ def _run_row(p: Plan, exp: str, groups: dict, sizes: dict) -> Row:
         row.fit_hours += seconds / 3600
         row.cpu_hours += (seconds + JOB_SECONDS) / 3600
         row.longest_hours = max(row.longest_hours, (seconds + JOB_SECONDS) / 3600)
-        cls = RES._cls(runs[0].estimator)
-        fit = max(fit_size(r.params, n) for r in runs)
-        work = 0 if all(cls.declines(fit, r.params) for r in runs) else cls.cost.work_n2
-        mb = RES.BASE_MB + 8 * (_bank_floats(p, bank, n) + 2 * n * d + work * fit * fit) / RES.MB
-        row.peak_mb = max(row.peak_mb, int(mb))
+        row.peak_mb = max(row.peak_mb, int(RES.group_mem_mb(runs, n, d, _bank_floats(p, bank, n))))
     return row
 
 
@@ -142,7 +134,7 @@ def estimate(config: dict) -> tuple[list[Row], list[Row], Row]:
         inputs.cpu_hours += (seconds + JOB_SECONDS) / 3600
         inputs.longest_hours = max(inputs.longest_hours, (seconds + JOB_SECONDS) / 3600)
     outputs = Row("tables and figures")
-    outputs.jobs = (len(p.config.get("experiments", {})) + len(p.table_targets()) // 4 + len(p.figure_targets()) // 2
+    outputs.jobs = (sum(1 + len(o["tables"]) + len(o["figures"]) for o in p.outputs.values())   # aggregate, tables, figures
                     + len(p.verdict_papers()) + 1)
     outputs.cpu_hours = outputs.jobs * JOB_SECONDS / 3600
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from mkclust._pseudo import PSEUDO_PARAMS, check_kernel_choice, split_pseudo
 from mkclust._validation import ConfigError, as_list, claim_kind
 from mkclust.algorithms import ALGORITHMS
+from mkclust.algorithms.base import default_params
 from mkclust.configuration import canonical
 from mkclust.datasets import REGISTRY as DATASETS
 from mkclust.datasets.download import local_copy
@@ -250,7 +251,7 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
     if est_name not in ALGORITHMS:
         raise ConfigError(f"{where}: unknown algorithm {est_name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
     cls = ALGORITHMS[est_name]
-    own = set(cls().get_params())
+    own = set(default_params(cls))
     valid = own | {k for k, kinds in PSEUDO_PARAMS.items() if cls.input_kind in kinds}
     fixed = dict(a.get("params") or {})
     grid = a.get("grid") or {}

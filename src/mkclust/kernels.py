@@ -285,6 +285,14 @@ def _spec(name: str) -> BankSpec:
     return BANKS[name]
 
 
+def nystroem_landmarks(n: int, landmarks: int | None, landmarks_above: int | None = 0) -> int | None:
+    """The number of landmarks a bank of n samples is built from as Nystroem features (``landmarks``,
+    where n exceeds both it and ``landmarks_above``), or None for Gram matrices."""
+    if landmarks is not None and n > max(int(landmarks), int(landmarks_above or 0)):
+        return int(landmarks)
+    return None
+
+
 def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | None = None,
                energy: float | None = None, landmarks: int | None = None, landmarks_above: int = 0,
                landmark_seed: int = 0, **options) -> KernelBank:
@@ -311,7 +319,7 @@ def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | Non
     prep = "none" if preprocess is None else preprocess
     X = apply_preprocess(X, prep)
     n = X.shape[0]
-    if landmarks is not None and n > max(int(landmarks), int(landmarks_above)):
+    if nystroem_landmarks(n, landmarks, landmarks_above) is not None:
         return _nystroem_bank(name, X, prep, int(landmarks), int(landmark_seed), rank, energy, options)
     # a per-view bank works per column block; every other bank shares one Gram product
     G, D = (None, None) if spec.per_view else (gram(X), None)

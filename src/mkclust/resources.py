@@ -35,8 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mkclust._pseudo import fit_size, input_key, split_pseudo
+from mkclust._pseudo import fit_size, lockstep_inputs
 from mkclust.algorithms import ALGORITHMS
+from mkclust.kernels import nystroem_landmarks
 
 MB = 2**20
 BASE_MB = 600  # python, numpy, scipy, scikit-learn and cvxpy imported: 250-450 MB resident (measured)
@@ -148,8 +149,7 @@ def bank_rank(n: int, landmarks: tuple[int | None, int] = (None, 0)) -> int:
     """The columns each kernel of a bank holds: n for a Gram matrix, the number of landmarks for a
     Nystroem bank (``landmarks`` = the bank's (``landmarks``, ``landmarks_above``): features from
     landmarks where n exceeds both)."""
-    count, above = landmarks
-    return int(count) if count is not None and n > max(int(count), int(above or 0)) else n
+    return nystroem_landmarks(n, *landmarks) or n
 
 
 def bank_seconds(n: int, d: int, m: int, landmarks: tuple[int | None, int] = (None, 0),
@@ -178,36 +178,38 @@ def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1,
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * bank_seconds(n, d, m, landmarks, decompose) / 60))
 
 
-def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
-    """A run job: the data, the bank and the estimator's working space for the largest fit of the
-    group (fits run one after another, so memory does not add up over seeds or settings)."""
-    n, d = dataset_shape(dataset_path)
-    bank = bank_floats(bank_path)[1] if bank_path else 0
+def group_mem_mb(runs, n: int, d: int, bank: float) -> float:
+    """MB a run job holds for a group of runs on a data set of n x d with a bank of ``bank`` float64
+    values: the data, the bank and the estimator's working space for the largest fit of the group
+    (fits run one after another, so memory does not add up over seeds or settings), plus, for an
+    estimator that fits one input's runs in a lockstep batch, the largest batch's state."""
     cls = _cls(runs[0].estimator)
     cost, params = cls.cost, [r.params for r in runs]
     fit = max(fit_size(p, n) for p in params)
     work = 0 if all(cls.declines(fit, p) for p in params) else cost.work_n2
-    batched, size = 0.0, _batch_size(params) if cost.batch_bytes_per_n else 0
+    batched, size = 0.0, _batch_size(params, cls) if cost.batch_bytes_per_n else 0
     if size > 0:
         batched = cost.batch_n2 * fit * fit + (size * cost.batch_bytes_per_n + cost.batch_fixed_bytes_per_n) * fit / 8
-    return int(attempt * (BASE_MB + _mb(bank + 2 * n * d + work * fit * fit + batched)))
+    return BASE_MB + _mb(bank + 2 * n * d + work * fit * fit + batched)
+
+
+def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
+    """A run job: :func:`group_mem_mb` for its inputs' sizes (read from the files' headers)."""
+    n, d = dataset_shape(dataset_path)
+    bank = bank_floats(bank_path)[1] if bank_path else 0
+    return int(attempt * group_mem_mb(runs, n, d, bank))
 
 
 def batch_size(runs) -> int:
     """The runs of a group that a batching estimator fits in one batch: on each input (the same
     pseudo-parameters, e.g. ``kernel``), every run after the first (which ODMC, the estimator of
-    ``batch_alone_first``, fits alone for its timing; see runner.run_group); the largest such batch."""
-    return _batch_size([r.params for r in runs])
+    ``batch_alone_first``, fits alone for its timing; :func:`mkclust._pseudo.lockstep_inputs`); the
+    largest such batch."""
+    return _batch_size([r.params for r in runs], _cls(runs[0].estimator))
 
 
-def _batch_size(params: list[dict]) -> int:
-    inputs: dict[str, int] = {}
-    for p in params:
-        pseudo = split_pseudo(p)[1]
-        if pseudo.get("fit_subset") is None:
-            key = input_key(pseudo)
-            inputs[key] = inputs.get(key, 0) + 1
-    return max((c - 1 for c in inputs.values()), default=0)
+def _batch_size(params: list[dict], cls) -> int:
+    return max((len(batch) for _, batch in lockstep_inputs(params, cls)), default=0)
 
 
 def run_seconds(estimator: str, n: int, params: dict | None = None, typical: bool = False) -> float:
@@ -218,21 +220,16 @@ def run_seconds(estimator: str, n: int, params: dict | None = None, typical: boo
 
 def group_seconds(runs, n: int, typical: bool = False) -> float:
     """Seconds of one run group's fits on one core, fitted in turn: each fit's estimate (bound or
-    typical), where an estimator that fits the runs of one input in one lockstep batch (``cost.batch_time``)
-    pays a full fit for the first run on each input and ``batch_time`` of one for every other run on it
-    (fits on a subset, ``fit_subset``, are not batched)."""
+    typical), where an estimator whose lockstep batch costs ``cost.batch_time`` of a fit alone per run
+    pays that for each run the runner batches (:func:`mkclust._pseudo.lockstep_inputs`)."""
     cls = _cls(runs[0].estimator)
-    share, seen, total = cls.cost.batch_time, set(), 0.0
-    for r in runs:
-        p = r.params
-        seconds = run_seconds(r.estimator, fit_size(p, n), p, typical)
-        pseudo = split_pseudo(p)[1]
-        if share is not None and pseudo.get("fit_subset") is None:
-            key = input_key(pseudo)
-            seconds *= share if key in seen else 1.0
-            seen.add(key)
-        total += seconds
-    return total
+    params = [r.params for r in runs]
+    seconds = [cls.fit_seconds(fit_size(p, n), p, typical) for p in params]
+    if cls.cost.batch_time is not None:
+        for _, batch in lockstep_inputs(params, cls):
+            for k in batch:
+                seconds[k] *= cls.cost.batch_time
+    return float(sum(seconds))
 
 
 def run_runtime(runs, dataset_path, attempt: int = 1) -> int:

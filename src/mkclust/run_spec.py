@@ -4,6 +4,7 @@ file names of its group's records."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -53,14 +54,12 @@ class Run:
 
     @property
     def param_id(self) -> str:
-        return param_id(self.params)
+        return _ids(self.params_json, "")[0]
 
     @property
     def group_id(self) -> str:
         """The group's folder name: the param_id with every batched parameter shown as ``each``."""
-        if not self.batch:
-            return self.param_id
-        return param_id({**self.params, **{k: "each" for k in self.batch.split(",")}})
+        return _ids(self.params_json, self.batch)[1]
 
     @property
     def group(self) -> tuple[str, str, str, str, str]:
@@ -77,6 +76,18 @@ class Run:
     def path(self, data_dir: str = "data") -> str:
         """The group's records file: a JSON list with one run record per seed."""
         return group_path(self.group, data_dir)
+
+
+@functools.lru_cache(maxsize=None)
+def _ids(params_json: str, batch: str) -> tuple[str, str]:
+    """(param_id, group_id) of a parameter set and its batched parameters, computed once per distinct
+    pair: a plan asks for them several times for each of its runs (grouping, sorting, paths), and
+    runs that differ only in their seed share them."""
+    params = json.loads(params_json)
+    if not batch:
+        pid = param_id(params)
+        return pid, pid
+    return param_id(params), param_id({**params, **{k: "each" for k in batch.split(",")}})
 
 
 def group_path(group: tuple, data_dir: str = "data") -> str:

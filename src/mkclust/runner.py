@@ -13,8 +13,8 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from mkclust import metrics as _metrics
-from mkclust._pseudo import (IMBALANCED_ABOVE, check_kernel_choice, class_imbalance, input_key, resolve_balance,
-                             split_pseudo)
+from mkclust._pseudo import (IMBALANCED_ABOVE, check_kernel_choice, class_imbalance, lockstep_inputs,
+                             resolve_balance, split_pseudo)
 from mkclust._validation import ConfigError, assume_psd, check_psd
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.algorithms.base import NotFinished
@@ -122,13 +122,11 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     if any(derived):
         log.info("%s is imbalanced (class imbalance %.3f > %g): balance %s", runs[0].dataset, imbalance,
                  IMBALANCED_ABOVE, sorted({d["balance"] for d in derived if d}))
-    inputs: dict[str, list[int]] = {}  # the runs on each input (a batch over alpha, beta shares one)
-    for k, (_, pseudo) in enumerate(split):
-        inputs.setdefault(input_key(pseudo), []).append(k)
-    batching = hasattr(ALGORITHMS[runs[0].estimator], "fit_batch")
     records: list = [None] * len(runs)
-    for idx in inputs.values():
-        pseudo = split[idx[0]][1]
+    # per input (a batch over alpha, beta shares one): the runs fitted alone, then those in one batch;
+    # ODMC (batch_alone_first) fits the first alone, so that its seconds per iteration are those of one fit
+    for alone, batch in lockstep_inputs([r.params for r in runs], ALGORITHMS[runs[0].estimator]):
+        pseudo = split[(alone or batch)[0]][1]
         if input_kind == "features":
             data, kernel_name = apply_preprocess(ds.X, pseudo.get("preprocess")), None
             data = data.toarray() if hasattr(data, "toarray") else data
@@ -139,18 +137,12 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
         if input_kind != "features" and ALGORITHMS[runs[0].estimator].requires_psd and not isinstance(data, list):
             # once per input here, so the fits (and their timings) skip it (assume_psd below)
             check_psd(data, f"{runs[0].dataset}/{runs[0].bank} kernel {kernel_name}")
-        # an estimator with fit_batch fits the runs on one input together; one that says
-        # batch_alone_first (ODMC) fits the first alone, so that its seconds per iteration are
-        # those of one fit
-        first = getattr(ALGORITHMS[runs[0].estimator], "batch_alone_first", False)
-        alone = (idx[:1] if first else []) if batching and pseudo.get("fit_subset") is None else idx
         with assume_psd():
             for k in alone:
                 run, params = runs[k], split[k][0]
                 log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
                 est = get_estimator(run.estimator, random_state=run.seed, **params)
                 records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
-            batch = idx[len(alone):]
             if batch:
                 fitted = _fit_batch_records([(runs[k], split[k][0]) for k in batch], data, ds, kernel_name)
                 for k, rec in zip(batch, fitted):

@@ -4,6 +4,7 @@ of lowercase names for configurations (``get_estimator("kkm", n_clusters=4)``)."
 from __future__ import annotations
 
 from mkclust.algorithms.aasc import AASC
+from mkclust.algorithms.base import default_params
 from mkclust.algorithms.gmmc import GMMC
 from mkclust.algorithms.gumkl import GUMKL
 from mkclust.algorithms.itersvr import IterSVR
@@ -41,7 +42,7 @@ def get_estimator(name: str, **params):
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
     cls = ALGORITHMS[name]
-    valid = cls().get_params()
+    valid = default_params(cls)
     bad = sorted(set(params) - set(valid))
     if bad:
         raise ValueError(f"algorithm {name!r} has no parameter(s) {bad}; it takes {sorted(valid)}")

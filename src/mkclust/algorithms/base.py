@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -67,6 +68,14 @@ class Cost:
     batch_fixed_bytes_per_n: float = 0.0
 
 
+@functools.cache
+def default_params(cls) -> dict:
+    """An estimator class's default parameters (``get_params`` of a default instance), computed once
+    per class: the planner and the cost model read them for every algorithm entry and planned run.
+    Read only."""
+    return cls().get_params()
+
+
 #: constraints shared by many estimators' parameters
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 NONNEG_INT = Interval(Integral, 0, None, closed="left")
@@ -125,7 +134,7 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         scale = (n / 1000) ** cls.cost.exponent
         if not typical or cls.cost.typical_at_1000 is None:
             return cls.cost.seconds_at_1000 * scale
-        restarts = params.get("n_init", cls().get_params().get("n_init", 1)) if cls.cost.restarts else 1
+        restarts = params.get("n_init", default_params(cls).get("n_init", 1)) if cls.cost.restarts else 1
         return cls.cost.typical_at_1000 * scale * restarts
 
     def __sklearn_tags__(self):

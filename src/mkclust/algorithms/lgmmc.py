@@ -65,6 +65,7 @@ from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, Progress, SharedStartBatch,
+    default_params,
 )
 from mkclust.algorithms._labels import _most_violated, abs_maxima, kkm_signs, orient
 from mkclust.kernels import center_kernel
@@ -158,7 +159,7 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         linear kernel, n = 3175, and 5 s on german's, n = 1000, 1.8 and 2.3 times the 20-label model)."""
         seconds = super().fit_seconds(n, params, typical)
         if typical:
-            seconds *= int(params.get("max_labels", cls().max_labels)) / 20
+            seconds *= int(params.get("max_labels", default_params(cls)["max_labels"])) / 20
         return seconds
     _parameter_constraints = {**COMMON_CONSTRAINTS, "C": [POSITIVE], "balance": [NONNEG, None], "epsilon": [POSITIVE],
                               "max_labels": [POSITIVE_INT], "max_mkl_iter": [POSITIVE_INT], "mkl_tol": [NONNEG],
