@@ -11,6 +11,11 @@ seconds around them (loading, the PSD check of each kernel, metrics).
 
     python benchmarks/bench_paper_fits.py --group odmc_table2/ODMC/splice --runs 32 \\
         --group odmc_table2/LG-MMC/splice --runs 1 --work /tmp/paperfits
+
+``--config`` takes another configuration (``config.yaml`` for the default run's groups), ``--runs 0``
+every run of the group's first input, ``--all-inputs`` every input of the group. ``--save FILE``
+keeps every fit's labels and objective, ``--compare FILE`` counts the fits whose labels differ from a
+saved run and the largest relative objective difference: a speed change checked for equal results.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ def main(argv=None):
     ap.add_argument("--group", action="append", required=True, help="EXPERIMENT/ALGORITHM/DATASET of the paper config")
     ap.add_argument("--runs", action="append", type=int, help="runs of each group to fit (default 1)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/mkclust_paper_fits"), help="where data sets and banks go")
+    ap.add_argument("--config", type=Path, default=ROOT / "workflow/configs/paper.yaml")
+    ap.add_argument("--all-inputs", action="store_true", help="every input of the group, not only its first")
+    ap.add_argument("--save", type=Path, help="write every fit's labels and objective here (npz)")
+    ap.add_argument("--compare", type=Path, help="compare labels and objectives with a --save file")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
     import mkclust.resources as RES
@@ -40,7 +49,11 @@ def main(argv=None):
     from mkclust.experiments import plan
     from mkclust.runner import make_bank, make_dataset, run_group
 
-    p = plan(load(ROOT / "workflow/configs/paper.yaml"))
+    import numpy as np
+
+    p = plan(load(args.config))
+    saved = dict(np.load(args.compare)) if args.compare else {}
+    out = {}
     groups = p.run_groups()
     counts = args.runs or []
     args.work.mkdir(parents=True, exist_ok=True)
@@ -49,13 +62,16 @@ def main(argv=None):
         key = next(g for g in groups if g[:3] == (exp, alg, dataset))
         runs = groups[key]
         first = input_key(split_pseudo(runs[0].params)[1])
-        runs = [r for r in runs if input_key(split_pseudo(r.params)[1]) == first][:counts[i] if i < len(counts) else 1]
+        if not args.all_inputs:
+            runs = [r for r in runs if input_key(split_pseudo(r.params)[1]) == first]
+        count = counts[i] if i < len(counts) else 1
+        runs = runs[:count] if count else runs
         ds_path, bank_path = args.work / f"{dataset}.npz", args.work / f"{dataset}_{key[3]}.npz"
         if not ds_path.exists():
-            ds = make_dataset(p.dataset_spec(dataset))
-            ds.save(ds_path)
-            if key[3] != "none":
-                make_bank(p.bank_spec(key[3]), ds).save(bank_path)
+            make_dataset(p.dataset_spec(dataset)).save(ds_path)
+        if key[3] != "none" and not bank_path.exists():
+            from mkclust.datasets import Dataset
+            make_bank(p.bank_spec(key[3]), Dataset.load(ds_path)).save(bank_path)
         with threadpool_limits(1):
             t0, c0 = time.perf_counter(), time.process_time()
             recs = run_group(runs, ds_path, bank_path if key[3] != "none" else None)
@@ -63,10 +79,24 @@ def main(argv=None):
         n = recs[0]["n"]
         est = RES.group_seconds(runs, n, typical=True)
         fit_cpu = sum(r.get("cpu_seconds") or 0 for r in recs)
+        tag = "/".join(key)
+        labels = np.array([r["labels"] or [-1] * n for r in recs])
+        objs = np.array([np.nan if r["objective"] is None else float(np.ravel(r["objective"])[-1]) for r in recs])
+        out[f"{tag}/labels"], out[f"{tag}/objective"] = labels, objs
+        cmp = {}
+        if f"{tag}/labels" in saved:
+            old, oldo = saved[f"{tag}/labels"], saved[f"{tag}/objective"]
+            rel = np.abs(oldo - objs) / np.maximum(np.abs(oldo), 1e-12)
+            cmp = dict(compared=len(recs), labels_differ=int((old != labels).any(axis=1).sum()),
+                       max_rel_objective_diff=float(np.nanmax(rel)) if np.isfinite(rel).any() else None)
         emit(bench="paper_fit", group="/".join(key), n=n, runs=len(runs), job_cpu_s=round(cpu, 1), wall_s=round(wall, 1),
              fit_cpu_s=round(fit_cpu, 1), estimated_fit_s=round(est, 1),
              measured_over_estimated=round(fit_cpu / est, 2) if est else None,
-             statuses=sorted({r["status"] for r in recs}))
+             statuses=sorted({r["status"] for r in recs}), **cmp)
+    if args.save:
+        tmp = args.save.with_name(args.save.name + ".part.npz")
+        np.savez(tmp, **out)
+        tmp.replace(args.save)
 
 
 if __name__ == "__main__":

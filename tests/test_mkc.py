@@ -113,14 +113,44 @@ def test_socp_is_dpp_and_clarabel_agrees_with_ecos():
     Cm = np.vstack([np.ones(n), (np.arange(n) % 2).astype(float)])
     sols = {}
     for solver in (cp.CLARABEL, cp.ECOS):
-        prob, (A, s), (v, b, beta, xi) = mkc_mod.binary_socp(Phi, [5, 5, 5], Cm, 10.0, 0.5 * n)
+        prob, (A, s, r), (v, b, beta, xi) = mkc_mod.binary_socp(Phi, [5, 5, 5], 2, 10.0, 0.5 * n)
         assert prob.is_dcp(dpp=True)
-        A.value, s.value = (Cm * z) @ Phi / n, Cm @ z / n
+        A.value, s.value, r.value = (Cm * z) @ Phi / n, Cm @ z / n, Cm.sum(axis=1) / n
         prob.solve(solver=solver)
         sols[solver] = (prob.value, v.value.copy(), beta.value.copy())
     (o1, v1, b1), (o2, v2, b2) = sols.values()
     assert o1 == pytest.approx(o2, abs=1e-5)
     np.testing.assert_allclose(v1, v2, atol=1e-5)
+
+
+def test_socp_built_once_per_capacity_equals_one_build_per_round(monkeypatch):
+    """The working-set SOCP is built for a capacity that doubles (zero rows beyond Omega read 0 <=
+    xi), O(log rounds) builds a fit; the fit equals the one that builds each round's SOCP with
+    exactly |Omega| rows, to the solver's tolerance, two clusters and four."""
+    import mkclust.algorithms.mkc as mkc_est
+    assert [mkc_mod.capacity(r, c, 100) for r, c in ((1, 0), (8, 8), (9, 8), (17, 16), (90, 64), (3, 0))] == \
+        [8, 8, 16, 32, 100, 8]
+    assert mkc_mod.capacity(5, 0, 4) == 5
+    X2, _ = blobs(2, n=60, gap=3.0, seed=1)
+    X4, _ = blobs(4, n=30, gap=4.0, seed=2)
+    cases = [(build_bank("mkc3", X2).gram(), 2), (build_bank("mkc3", X4).gram(), 4)]
+    builds = {"binary": 0, "multi": 0}
+    for name, attr in (("binary", "binary_socp"), ("multi", "multiclass_socp")):
+        real = getattr(mkc_est, attr)
+
+        def counted(*a, _real=real, _name=name, **k):
+            builds[_name] += 1
+            return _real(*a, **k)
+        monkeypatch.setattr(mkc_est, attr, counted)
+    fits = [MKC(n_clusters=m, C=30.0, random_state=0).fit(K) for K, m in cases]
+    rounds = [len(f.rounds_) for f in fits]
+    assert builds["binary"] <= 1 + max(0, int(np.ceil(np.log2(rounds[0] / 8))))
+    assert builds["multi"] <= 1 + max(0, int(np.ceil(np.log2(rounds[1] / 8))))
+    monkeypatch.setattr(mkc_est, "capacity", lambda rounds, current, max_rounds: rounds)   # one build a round
+    for (K, m), f in zip(cases, fits):
+        g = MKC(n_clusters=m, C=30.0, random_state=0).fit(K)
+        assert (g.labels_ == f.labels_).all() and len(g.rounds_) == len(f.rounds_)
+        assert g.objective_ == pytest.approx(f.objective_, rel=1e-4, abs=1e-6)
 
 
 def test_solver_failure_falls_back_once_then_names_round_and_status(monkeypatch, two):

@@ -9,7 +9,8 @@ import pytest
 from mkclust import metrics
 from mkclust.algorithms import ODMC, get_estimator
 from mkclust.algorithms._labels import _most_violated
-from mkclust.algorithms.odmc import dual_gradient, dual_objective, odm_kappa
+from mkclust.algorithms._odm import dual_gradient, dual_objective, odm_kappa
+from mkclust.kernels import center_kernel
 
 
 def blobs(n=40, gap=6.0, seed=0):
@@ -154,21 +155,28 @@ def test_odmc_parameters_and_registry():
     np.testing.assert_array_equal(a.mu_, b.mu_)
 
 
-def test_top_rows_equals_the_stable_argsort_prefix():
-    """_top_rows (one partition of the (m, n) array) picks, per row, what a full stable sort of the
-    members picked: the label generation's swap candidates."""
-    from mkclust.algorithms._labels import _top_rows
+def test_top_members_equals_the_stable_argsort_prefix():
+    """_top_members (one partition of each row's member values, the members listed in any order and
+    padded) picks, per row, what a full stable sort of the members picked: the label generation's
+    swap candidates."""
+    from mkclust.algorithms._labels import _top_members
     rng = np.random.default_rng(3)
     for t in range(400):
         m, n, k = int(rng.integers(1, 6)), int(rng.integers(1, 90)), int(rng.integers(1, 40))
         vals = rng.integers(0, 5, (m, n)).astype(float) if t % 2 else rng.normal(size=(m, n))   # ties, and none
         member = rng.random((m, n)) < rng.uniform(0.05, 1.0)
-        idx, valid = _top_rows(vals, member, k)
+        w = max(int(member.sum(axis=1).max()), 1)
+        idx = np.full((m, w), n)
+        for r in range(m):
+            mem = rng.permutation(np.flatnonzero(member[r]))
+            idx[r, :mem.size] = mem
+        ext = np.concatenate([vals, np.full((m, 1), -np.inf)], axis=1)
+        top, valid = _top_members(ext, idx, k)
         for r in range(m):
             mem = np.flatnonzero(member[r])
             want = mem[np.argsort(-vals[r, mem], kind="stable")[:k]]
             assert valid[r].sum() == want.size and not valid[r, want.size:].any()
-            assert (idx[r, :want.size] == want).all()
+            assert (top[r, :want.size] == want).all()
 
 
 def test_lockstep_lanczos_finds_each_rows_leading_eigenvector():
@@ -309,3 +317,41 @@ def test_run_group_fits_odmc_runs_in_one_batch(tmp_path):
     assert recs[0]["diagnostics"]["seconds_per_iteration_"] > 0
     assert all(rec["diagnostics"]["seconds_per_iteration_"] is None for rec in recs[1:])
     assert recs[1]["fit_seconds"] == recs[2]["fit_seconds"] > 0
+
+
+def test_low_rank_factor_is_exact_on_a_linear_kernel_and_declines_full_rank():
+    from mkclust.algorithms.odmc import low_rank_factor
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 7))
+    K = center_kernel(X @ X.T)
+    F = low_rank_factor(K, 300 // 8)
+    assert F is not None and F.shape == (300, 7)
+    np.testing.assert_allclose(F @ F.T, K, atol=1e-12 * np.abs(K).max())
+    G = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 7.0)   # full rank: no factor within n / 8
+    assert low_rank_factor(G, 300 // 8) is None
+
+
+def _odmc_batch(K, **params):
+    ests = [ODMC(lam=lam, nu=nu, theta=th, max_iter=400, random_state=seed, **params)
+            for lam, nu, th in [(1, 0.2, 0.2), (10, 0.8, 0.4), (100, 0.4, 0.8)] for seed in (0, 1)]
+    return ODMC.fit_batch(ests, K)
+
+
+def test_products_through_a_low_rank_factor_or_in_float32_give_the_same_fits():
+    """The linear kernel's products through its factor (low_rank="auto", 4 n r flops a row) and the
+    step products in float32 (products="float32") against the dense float64 products: the same
+    labels, label sets and stops on a fixed batch; objectives to the rounding of each."""
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(size=(220, 5)), rng.normal(size=(180, 5)) + [2.0, 0, 0, 0, 0]])
+    lin = X @ X.T / 5
+    gauss = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 10.0)
+    for K, params, rel in ((lin, {"low_rank": "auto"}, 1e-9), (gauss, {"products": "float32"}, 1e-4)):
+        ref, other = _odmc_batch(K, low_rank="never"), _odmc_batch(K, **params)
+        for a, b in zip(ref, other):
+            assert (a.labels_ == b.labels_).all() and a.n_iter_ == b.n_iter_
+            assert (a.labels_pool_ == b.labels_pool_).all()
+            assert b.objective_ == pytest.approx(a.objective_, rel=rel, abs=1e-9)
+        rank = {e.product_rank_ for e in other}
+        assert rank == ({5} if K is lin else {400})           # the factor was used on the linear kernel only
+        # fewer products than two a step: where i = j the step's two products are one
+        assert all(e.n_step_products_ < 2 * e.n_iter_ for e in other)

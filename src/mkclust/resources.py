@@ -15,7 +15,7 @@ and seconds next to these estimates):
   algorithm's working space, ``cost.work_n2`` n x n float64 matrices of its class (e.g. ODMC's centred
   copy and its label pool; GMMC's SDP, which cvxpy and SCS hold several times over).
 - runtime: the estimator class's ``fit_seconds(n, params)`` per fit (by default
-  ``cost.seconds_at_1000 (n/1000) ** cost.exponent``; GMMC's is bounded by its ``time_limit`` and is 0
+  ``cost.seconds_at_1000 (n/1000) ** cost.exponent``; GMMC's is bounded by its ``max_iter`` budget and is 0
   where it ``declines``), times ``SAFETY``, plus ``BASE_MINUTES`` of start-up.
 - batches: an estimator that fits the runs of one input in one lockstep batch (``ODMC.fit_batch``)
   holds ``cost.batch_bytes_per_n`` bytes per sample for each batched run, ``cost.batch_fixed_bytes_per_n``

@@ -53,25 +53,6 @@ def orient(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return -y if y @ ref < 0 else y
 
 
-def _top_rows(vals: np.ndarray, member: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row r, the indices of the k largest ``vals[r]`` among the members ``member[r]`` (all of them
-    when fewer), largest first, ties in index order: ``flatnonzero(member[r])[argsort(-vals[r,
-    member[r]], kind="stable")[:k]]``, by one partition of the (m, n) array instead of m sorts.
-    Returns (idx, valid), both (m, k'), k' = min(k, n); the valid entries of a row come first."""
-    m, n = vals.shape
-    kk = min(int(k), n)
-    neg = np.where(member, -vals, np.inf)
-    idx = np.sort(np.argpartition(neg, kk - 1, axis=1)[:, :kk], axis=1)   # the kk smallest, in index order
-    kth = np.take_along_axis(neg, idx, axis=1).max(axis=1)
-    # a tie at the k-th value may have left out a lower index: take those rows' members exactly
-    for r in np.flatnonzero(np.isfinite(kth) & ((neg <= kth[:, None]).sum(axis=1) > kk)):
-        below, tie = np.flatnonzero(neg[r] < kth[r]), np.flatnonzero(neg[r] == kth[r])
-        idx[r] = np.sort(np.concatenate([below, tie[: kk - below.size]]))
-    v = np.take_along_axis(neg, idx, axis=1)
-    order = np.argsort(v, axis=1, kind="stable")                  # by value, ties in index order
-    return np.take_along_axis(idx, order, axis=1), np.isfinite(np.take_along_axis(v, order, axis=1))
-
-
 def abs_maxima(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(max_j |K_ij|, max_i |K_ij|): K's row and column maxima in absolute value, for :func:`_pair_rows`."""
     A = np.abs(K)
@@ -94,6 +75,33 @@ def _pair_rows(P, N, delta, absd, kmax, tol):
     return P[bP > tol - 1e-9 * mP], N[bN > tol - 1e-9 * mN]
 
 
+def _rows_take(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """A[r, idx[r, ...]] for every row r of a C-ordered 2-D A: one ``take`` on the flat array (what
+    ``take_along_axis`` gives, without its per-call index construction)."""
+    off = (np.arange(A.shape[0]) * A.shape[1]).reshape((-1,) + (1,) * (idx.ndim - 1))
+    return np.take(A.reshape(-1), idx + off)
+
+
+def _top_members(vals: np.ndarray, idx: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row r, the k members with the largest ``vals[r, idx[r]]`` (``idx`` (m, w): each row's
+    member indices in any order, padded with a column whose value is -inf), largest first, ties in
+    index order (a full stable sort of the members would give the same), from one partition of the
+    (m, w) member values. Returns (indices, valid), both (m, min(k, w))."""
+    m, w = idx.shape
+    kk = min(int(k), w)
+    v = _rows_take(vals, idx)
+    part = np.argpartition(-v, kk - 1, axis=1)[:, :kk]
+    cand, cv = _rows_take(idx, part), _rows_take(v, part)
+    kth = cv.min(axis=1)
+    # a tie at the k-th value may have left out a lower index: those rows' members in full
+    for r in np.flatnonzero(np.isfinite(kth) & ((v >= kth[:, None]).sum(axis=1) > kk)):
+        order = np.lexsort((idx[r], -v[r]))[:kk]
+        cand[r], cv[r] = idx[r, order], v[r, order]
+    order = np.lexsort((cand, -cv), axis=1)                          # by value, ties in index order
+    cv = _rows_take(cv, order)
+    return _rows_take(cand, order), np.isfinite(cv)
+
+
 def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 200, n_candidates: int = 32,
                   KT: np.ndarray | None = None, kmax: tuple | None = None) -> np.ndarray:
     """Improve the balanced labellings Y ((m, n), +-1, changed in place and returned) by swaps, row r
@@ -106,10 +114,12 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
 
     The rows run in lockstep, each exactly as alone: a swap round is elementwise over the (m, n)
     arrays of the rows still swapping plus one (m, c, c) gather of K for the candidate pairs, so m
-    labellings cost about the Python overhead of one; the full pair check is per row. ``kmax`` may
-    pass :func:`abs_maxima` of K (else computed when first needed). ``KT`` may
-    pass K.T as a C-ordered array (the update reads K's columns as contiguous rows; K may be
-    symmetric only up to rounding)."""
+    labellings cost about the Python overhead of one; the full pair check is per row. A swap keeps
+    each row's counts of +1 and -1, so each row's members of either sign are kept as index lists
+    (updated in place by each swap) and the candidates are the top of those lists
+    (:func:`_top_members`), never a pass over the other sign. ``kmax`` may pass :func:`abs_maxima`
+    of K (else computed when first needed). ``KT`` may pass K.T as a C-ordered array (the update
+    reads K's columns as contiguous rows; K may be symmetric only up to rounding)."""
     m, n = Y.shape
     KT = np.ascontiguousarray(K.T) if KT is None else KT
     D = np.asarray(D, dtype=np.float64)
@@ -118,17 +128,36 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
         g[r] = D[r] * (K @ (D[r] * Y[r]))
     rows, y, d = np.arange(m), Y.copy(), D                    # the rows still swapping, compacted
     mdiag = d * d * np.diag(K)[None, :]
+    npos = (y > 0).sum(axis=1)
+    nneg = n - npos
+    # each row's members of either sign as index lists, padded with n (a column of -inf below), and
+    # each sample's slot in its list
+    order = np.argsort(-y, axis=1, kind="stable")             # the +1 first, each side in index order
+    wp, wn = max(int(npos.max()), 1), max(int(nneg.max()), 1)
+    Pidx, Nidx = np.full((m, wp), n), np.full((m, wn), n)
+    slot = np.empty((m, n), dtype=np.int64)
+    ar = np.arange(m)
+    for r in range(m):
+        Pidx[r, :npos[r]], Nidx[r, :nneg[r]] = order[r, :npos[r]], order[r, npos[r]:]
+        slot[r, Pidx[r, :npos[r]]] = np.arange(npos[r])
+        slot[r, Nidx[r, :nneg[r]]] = np.arange(nneg[r])
+    delta = np.empty((m, n + 1))
+    delta[:, n] = -np.inf
+    Kflat = np.ascontiguousarray(K).reshape(-1)
     for _ in range(int(max_swaps)):
-        delta = 4 * (mdiag - y * g)
-        pos, neg = y > 0, y < 0
-        npos, nneg = pos.sum(axis=1), neg.sum(axis=1)
-        tol = 1e-12 * np.maximum(1.0, np.abs(np.einsum("rn,rn->r", y, g)))
-        c, valid = _top_rows(np.concatenate([delta, delta]), np.concatenate([pos, neg]), n_candidates)
         a = len(rows)
-        cp, cn, vp, vn = c[:a], c[a:], valid[:a], valid[a:]
-        dcp, dcn = np.take_along_axis(d, cp, axis=1), np.take_along_axis(d, cn, axis=1)
-        gain = (np.take_along_axis(delta, cp, axis=1)[:, :, None] + np.take_along_axis(delta, cn, axis=1)[:, None, :]
-                - 8 * (dcp[:, :, None] * dcn[:, None, :]) * K[cp[:, :, None], cn[:, None, :]])
+        dl = delta[:a]
+        np.multiply(y, g, out=dl[:, :n])
+        np.subtract(mdiag, dl[:, :n], out=dl[:, :n])
+        dl[:, :n] *= 4
+        tol = 1e-12 * np.maximum(1.0, np.abs(np.einsum("rn,rn->r", y, g)))
+        cp, vp = _top_members(dl, Pidx, n_candidates)
+        cn, vn = _top_members(dl, Nidx, n_candidates)
+        kp, kn = np.minimum(cp, n - 1), np.minimum(cn, n - 1)   # the padding (invalid) read as sample n - 1
+        dcp, dcn = _rows_take(d, kp), _rows_take(d, kn)
+        Kpn = np.take(Kflat, kp[:, :, None] * n + kn[:, None, :])   # K[cp_a, cn_b] of every row
+        gain = (_rows_take(dl, cp)[:, :, None] + _rows_take(dl, cn)[:, None, :]
+                - 8 * (dcp[:, :, None] * dcn[:, None, :]) * Kpn)
         gain[~(vp[:, :, None] & vn[:, None, :])] = -np.inf
         flat = gain.reshape(a, -1)
         best = flat.argmax(axis=1)
@@ -139,9 +168,10 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
         for r in np.flatnonzero(~found & partial & (npos > 0) & (nneg > 0)):   # every pair of this row
             if kmax is None:
                 kmax = abs_maxima(K)
-            P, N = _pair_rows(np.flatnonzero(pos[r]), np.flatnonzero(neg[r]), delta[r], np.abs(d[r]), kmax, tol[r])
+            P, N = np.sort(Pidx[r, :npos[r]]), np.sort(Nidx[r, :nneg[r]])
+            P, N = _pair_rows(P, N, dl[r, :n], np.abs(d[r]), kmax, tol[r])
             if P.size and N.size:
-                full = delta[r, P][:, None] + delta[r, N][None, :] - 8 * np.outer(d[r, P], d[r, N]) * K[np.ix_(P, N)]
+                full = dl[r, P][:, None] + dl[r, N][None, :] - 8 * np.outer(d[r, P], d[r, N]) * K[np.ix_(P, N)]
                 i, j = np.unravel_index(np.argmax(full), full.shape)
                 if full[i, j] > tol[r]:
                     found[r], I[r], J[r] = True, P[i], N[j]
@@ -149,17 +179,21 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
         if not found.all():                                   # these rows are done: write them back
             Y[rows[~found]] = y[~found]
             rows, y, g, d, mdiag, I, J = (v[found] for v in (rows, y, g, d, mdiag, I, J))
+            npos, nneg, Pidx, Nidx, slot = (v[found] for v in (npos, nneg, Pidx, Nidx, slot))
             if not rows.size:
                 break
             ar = np.arange(len(rows))
         y[ar, I], y[ar, J] = -1.0, 1.0
+        si, sj = slot[ar, I], slot[ar, J]                     # I leaves P for N's slot of J, J the other way
+        Pidx[ar, si], Nidx[ar, sj] = J, I
+        slot[ar, J], slot[ar, I] = si, sj
         g += 2 * d * (KT[J] * d[ar, J][:, None] - KT[I] * d[ar, I][:, None])   # y_i: +1 -> -1, y_j: -1 -> +1
     Y[rows] = y
     return Y
 
 
 def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, max_steps: int = LANCZOS_STEPS,
-                         block: int = LANCZOS_BLOCK) -> np.ndarray:
+                         block: int = LANCZOS_BLOCK, prod=None) -> np.ndarray:
     """Row r: the leading (largest algebraic) eigenvector of M_r = diag(D[r]) K diag(D[r]), for all
     rows at once by Lanczos in lockstep (the rows' products M_r q_r are one GEMM (m, n) x (n, n), so
     K is read once per step for every row, where m separate ``eigsh`` calls read it m times each).
@@ -170,7 +204,8 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
     is invariant, or after ``max_steps`` steps (the best Ritz vector then). Rows leave the GEMM as
     they converge. The rows go ``block`` at a time, so the bases take at most block x max_steps x n
     floats (51 kB per sample). Up to ``DENSE_LIMIT`` samples, the dense ``eigh`` of each M_r instead
-    (exact)."""
+    (exact). ``prod`` may compute the rows' products X -> X K another way (through a low-rank factor
+    of K, :class:`mkclust.algorithms.odmc._Products`)."""
     D = np.array(D, dtype=np.float64, ndmin=2)
     m, n = D.shape
     out = np.empty((m, n))
@@ -181,7 +216,7 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
         return out
     if m > block:
         for start in range(0, m, block):
-            out[start:start + block] = leading_eigvecs_rows(K, D[start:start + block], tol, max_steps, block)
+            out[start:start + block] = leading_eigvecs_rows(K, D[start:start + block], tol, max_steps, block, prod)
         return out
     steps = min(int(max_steps), n)
     rows = np.arange(m)                                       # the running rows; the arrays below are theirs
@@ -193,7 +228,7 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
         if k == Q.shape[1]:
             Q = np.concatenate([Q, np.empty((len(rows), min(k, steps - k), n))], axis=1)
         Q[:, k] = q
-        w = d * ((d * q) @ K.T)                               # M_r q_r for every running row: one GEMM
+        w = d * ((d * q) @ K.T if prod is None else prod(d * q))   # M_r q_r for every running row: one GEMM
         al[:, k] = np.einsum("rn,rn->r", w, q)
         w -= al[:, k, None] * q + b_prev[:, None] * q_prev
         Qk = Q[:, : k + 1]
@@ -225,17 +260,17 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
 
 
 def _most_violated_rows(K: np.ndarray, D: np.ndarray, betas, max_swaps: int = 200, n_candidates: int = 32,
-                        KT: np.ndarray | None = None, kmax: tuple | None = None) -> np.ndarray:
+                        KT: np.ndarray | None = None, kmax: tuple | None = None, prod=None) -> np.ndarray:
     """Row r: a balanced y maximising y'M_r y, M_r = diag(D[r]) K diag(D[r]) (= argmax_y (y*d)'K(y*d)
     = argmin_y G(alpha, y) for d = alpha_1 - alpha_2), -betas[r] <= e'y <= betas[r].
 
     Start: the balanced thresholding of M_r's leading eigenvector (:func:`leading_eigvecs_rows`, all
     rows in one lockstep Lanczos; M_r is never formed). Then the swaps of :func:`_swap_improve`, for
-    all rows in lockstep."""
+    all rows in lockstep. ``prod``: the Lanczos products another way (:func:`leading_eigvecs_rows`)."""
     D = np.array(D, dtype=np.float64, ndmin=2)
     zero = ~D.any(axis=1)
     D[zero] = 1.0                                             # alpha = 0: every y has the same G
-    vecs = leading_eigvecs_rows(K, D)
+    vecs = leading_eigvecs_rows(K, D, prod=prod)
     Y = np.array([balanced_signs(v, beta) for v, beta in zip(vecs, betas)], dtype=np.float64).reshape(D.shape)
     return _swap_improve(K, D, Y, max_swaps=max_swaps, n_candidates=n_candidates, KT=KT, kmax=kmax)
 

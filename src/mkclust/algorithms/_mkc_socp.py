@@ -50,21 +50,47 @@ def kernel_cones(t, beta, v, sizes: list[int], m: int | None = None) -> list:
     return cones
 
 
-def binary_socp(Phi: np.ndarray, sizes: list[int], Cm: np.ndarray, C: float, l: float, g: np.ndarray | None = None):
-    """The SOCP (2.14) for a working set Omega (rows of ``Cm``), built once per cutting-plane round
-    with the CCCP-dependent data as DPP Parameters: A = (1/n) sum_i c_i z_i Phi(x_i) per constraint
-    and s = (1/n) sum_i c_i z_i. Returns (problem, (A, s), (v, b, beta, xi))."""
+def capacity(rounds: int, current: int, max_rounds: int) -> int:
+    """The rows a working-set SOCP is built with: the current capacity while it holds ``rounds``
+    constraints, else doubled (at least 8, at most ``max_rounds``, never below ``rounds``). The
+    problem is built and compiled (cvxpy's DPP canonicalisation, about half of a fit's time when
+    repeated every round) once per capacity, O(log rounds) times a fit instead of once per round;
+    the rows beyond the working set hold zeros and read 0 <= xi, which xi >= 0 already states."""
+    if rounds <= current:
+        return current
+    return max(rounds, min(max(2 * current, 8), int(max_rounds)))
+
+
+def binary_socp(Phi: np.ndarray, sizes: list[int], rows: int, C: float, l: float, g: np.ndarray | None = None):
+    """The SOCP (2.14) for a working set Omega of up to ``rows`` constraints, with the data as DPP
+    Parameters, so that it is compiled once and each CCCP step and each round only sets values: per
+    constraint A = (1/n) sum_i c_i z_i Phi(x_i), s = (1/n) sum_i c_i z_i and r = (1/n) sum_i c_i
+    (zeros in the rows beyond Omega: :func:`capacity`). Returns (problem, (A, s, r), (v, b, beta, xi))."""
     n, D = Phi.shape
-    rnd = Cm.shape[0]
     g = Phi.sum(axis=0) if g is None else g
-    A, s = cp.Parameter((rnd, D)), cp.Parameter(rnd)
+    A, s, r = cp.Parameter((rows, D)), cp.Parameter(rows), cp.Parameter(rows)
     v, b = cp.Variable(D), cp.Variable()
     beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
     xi = cp.Variable(nonneg=True)
-    r = Cm.sum(axis=1) / n
     cons = [r <= xi + A @ v + cp.multiply(s, b), cp.norm(beta, 2) <= 1, g @ v + n * b <= l, g @ v + n * b >= -l,
             *kernel_cones(t, beta, v, sizes)]
-    return cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons), (A, s), (v, b, beta, xi)
+    return cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons), (A, s, r), (v, b, beta, xi)
+
+
+def multiclass_socp(Phi: np.ndarray, sizes: list[int], m: int, rows: int, C: float, l: float):
+    """The SOCP (4.34) for up to ``rows`` constraints as DPP Parameters (see :func:`binary_socp`):
+    per constraint a' vec(V) + c >= size - xi (:func:`multiclass_cut`; zeros beyond Omega). Returns
+    (problem, (A, c, size), (V, beta, xi))."""
+    n, D = Phi.shape
+    g = Phi.sum(axis=0)
+    A, cst, size = cp.Parameter((rows, D * m)), cp.Parameter(rows), cp.Parameter(rows)
+    V = cp.Variable((D, m))
+    beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
+    xi = cp.Variable(nonneg=True)
+    u = V.T @ g
+    cons = [A @ cp.vec(V, order="F") + cst >= size - xi, cp.norm(beta, 2) <= 1, cp.max(u) - cp.min(u) <= l,
+            *kernel_cones(t, beta, V, sizes, m)]
+    return cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons), (A, cst, size), (V, beta, xi)
 
 
 def multiclass_slacks(F: np.ndarray, R: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:

@@ -78,8 +78,10 @@ Choices the paper leaves open (documented, tested):
   and to the start; these were measured on raw features with the score balance) and ``balance``
   l (default 0.03 n, the setting of Zhang, Tsang and Kwok 2007 that the ODMC paper also uses).
 - **Solver**: cvxpy with Clarabel; on a solver failure ECOS is tried once, then a
-  :class:`~mkclust.algorithms._mkc_socp.MKCSolverError` names the round and the status. Each round's
-  SOCP is built once with cvxpy Parameters (DPP); CCCP steps only update the parameter values.
+  :class:`~mkclust.algorithms._mkc_socp.MKCSolverError` names the round and the status. The SOCP is
+  built with cvxpy Parameters (DPP) for a capacity of constraints that doubles when the working set
+  outgrows it (:func:`~mkclust.algorithms._mkc_socp.capacity`; the unused rows are zeros, 0 <= xi), so
+  it is compiled a few times a fit; CCCP steps and new rounds only set parameter values.
 
 Diagnostics per round (``rounds_``): |Omega|, CCCP iterations, solver seconds, objective, xi, the
 new constraint's violation.
@@ -95,18 +97,16 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from mkclust._lazy import lazy_import
 from mkclust._validation import check_features, check_kernels
 from mkclust.algorithms._mkc_socp import (
-    _solve, balanced_labels, binary_socp, count_bounds, fixed_label_objective, kernel_cones,
-    multiclass_cut, multiclass_slacks, runner_up,
+    _solve, balanced_labels, binary_socp, capacity, count_bounds, fixed_label_objective, multiclass_cut,
+    multiclass_slacks, multiclass_socp, runner_up,
 )
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, Progress, StrOptions,
 )
 from mkclust.kernels import feature_map, principal_directions
 
-cp = lazy_import("cvxpy")  # loaded at its first use: most jobs never solve a cone program
 
 log = logging.getLogger(__name__)
 _ROUNDS = Progress(log)
@@ -287,14 +287,21 @@ class MKC(BaseClusterer):
         f = np.zeros(n)
         omega: list[np.ndarray] = [np.ones(n)]  # with v = 0, every sample violates (2.16)
         self.rounds_ = []
+        cap = 0
         while True:
             rnd = len(omega)
             Cm = np.array(omega)  # (|Omega|, n)
-            prob, (A, s), (v, b, beta, xi) = binary_socp(Phi, sizes, Cm, C, l, g)
+            if rnd > cap:        # built (and compiled at its first solve) once per capacity
+                cap = capacity(rnd, cap, self.max_rounds)
+                prob, (A, s, r), (v, b, beta, xi) = binary_socp(Phi, sizes, cap, C, l, g)
+                Avals, svals, rvals = np.zeros((cap, D)), np.zeros(cap), np.zeros(cap)
+            rvals[:rnd] = Cm.sum(axis=1) / n
+            r.value = rvals
             secs, prev, it = 0.0, None, 0
             for it in range(1, int(self.max_cccp) + 1):
-                A.value = (Cm * z[None, :]) @ Phi / n
-                s.value = Cm @ z / n
+                Avals[:rnd] = (Cm * z[None, :]) @ Phi / n
+                svals[:rnd] = Cm @ z / n
+                A.value, s.value = Avals, svals
                 dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
                 secs += dt
                 f = Phi @ v.value + float(b.value)
@@ -330,23 +337,18 @@ class MKC(BaseClusterer):
         self.rounds_ = []
         # first constraint: at V = 0 every sample violates; its runner-up is any class other than y_i
         omega.append((y + 1) % m)
+        cap = 0
         while True:
             rnd = len(omega)
             R = np.array(omega)
-            A = cp.Parameter((rnd, D * m))
-            cst = cp.Parameter(rnd)
-            V = cp.Variable((D, m))
-            beta, t = cp.Variable(len(sizes), nonneg=True), cp.Variable(len(sizes))
-            xi = cp.Variable(nonneg=True)
-            size = (R >= 0).sum(axis=1) / n
-            u = V.T @ g
-            cons = [A @ cp.vec(V, order="F") + cst >= size - xi, cp.norm(beta, 2) <= 1, cp.max(u) - cp.min(u) <= l,
-                    *kernel_cones(t, beta, V, sizes, m)]
-            prob = cp.Problem(cp.Minimize(0.5 * cp.sum(t) + C * xi), cons)
+            if rnd > cap:        # built (and compiled at its first solve) once per capacity
+                cap = capacity(rnd, cap, self.max_rounds)
+                prob, (A, cst, size_p), (V, beta, xi) = multiclass_socp(Phi, sizes, m, cap, C, l)
+                Avals, cvals, svals = np.zeros((cap, D * m)), np.zeros(cap), np.zeros(cap)
+            svals[:rnd] = (R >= 0).sum(axis=1) / n
+            size_p.value = svals
             secs, prev, it, stalls = 0.0, None, 0, 0
             for it in range(1, int(self.max_cccp) + 1):
-                Avals = np.empty((rnd, D * m))
-                cvals = np.empty(rnd)
                 for j, Rj in enumerate(R):  # one GEMM per constraint (|Omega| is small), no loop over samples
                     Avals[j], cvals[j] = multiclass_cut(Phi, y, Rj, m)
                 A.value, cst.value = Avals, cvals
