@@ -6,7 +6,8 @@ fitted as one ``ODMC.fit_batch`` on one BLAS thread, exactly the estimators the 
 - ``cpu_s``: the batch's CPU seconds; ``limit_s``: the products the algorithm needs (2 n^2 flops per
   distinct label product of a step: K s_i and K s_j, one when i = j; 2 n^2 per label at each duality-gap
   check) at the machine's float64 GEMM rate; ``over_limit`` = cpu_s / limit_s (1 is the arithmetic
-  limit; the label generation's Lanczos and swaps come on top of it);
+  limit; the label generation's Lanczos and swaps come on top of it), ``fraction_of_limit`` its
+  inverse; ``product_rank``: n, or the rank of the low-rank factor the products went through;
 - with ``--save FILE``: every fit's labels and objective, to compare with ``--compare FILE`` (the
   count of fits whose labels differ, the largest objective difference).
 
@@ -115,7 +116,8 @@ def main(argv=None):
                                max_objective_diff=float(np.max(np.abs(saved[f"{tag}/objective"] - objs))))
                 emit(bench="odmc_paper_batch", dataset=dataset, kernel=kernel, n=n, fits=len(ests),
                      wall_s=round(wall, 2), cpu_s=round(cpu, 2), gemm_gflops=round(gemm, 2),
-                     limit_s=round(limit, 2), over_limit=round(cpu / limit, 2),
+                     limit_s=round(limit, 2), over_limit=round(cpu / limit, 2), fraction_of_limit=round(limit / cpu, 3),
+                     product_rank=int(getattr(ests[0], "product_rank_", n)),
                      mean_steps=float(np.mean([e.n_iter_ for e in ests])),
                      mean_labels=float(np.mean([len(e.labels_pool_) for e in ests])), **extra, **cmp)
     if args.save:

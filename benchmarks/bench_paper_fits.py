@@ -12,6 +12,8 @@ seconds around them (loading, the PSD check of each kernel, metrics).
     python benchmarks/bench_paper_fits.py --group odmc_table2/ODMC/splice --runs 32 \\
         --group odmc_table2/LG-MMC/splice --runs 1 --work /tmp/paperfits
 
+``--spread`` takes the ``--runs`` runs evenly spaced over the group instead of its first (a group's
+first runs can share one parameter value: ODMC's first 64 on a kernel are all lambda = 1).
 ``--config`` takes another configuration (``config.yaml`` for the default run's groups), ``--runs 0``
 every run of the group's first input, ``--all-inputs`` every input of the group. ``--save FILE``
 keeps every fit's labels and objective, ``--compare FILE`` counts the fits whose labels differ from a
@@ -34,11 +36,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--group", action="append", required=True, help="EXPERIMENT/ALGORITHM/DATASET of the paper config")
+    ap.add_argument("--group", action="append", required=True,
+                    help="EXPERIMENT/ALGORITHM/DATASET[/KERNEL] of the configuration (KERNEL: the group of that kernel index)")
     ap.add_argument("--runs", action="append", type=int, help="runs of each group to fit (default 1)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/mkclust_paper_fits"), help="where data sets and banks go")
     ap.add_argument("--config", type=Path, default=ROOT / "workflow/configs/paper.yaml")
     ap.add_argument("--all-inputs", action="store_true", help="every input of the group, not only its first")
+    ap.add_argument("--spread", action="store_true",
+                    help="the --runs runs evenly spaced over the group (all of its settings and seeds), not its first")
     ap.add_argument("--save", type=Path, help="write every fit's labels and objective here (npz)")
     ap.add_argument("--compare", type=Path, help="compare labels and objectives with a --save file")
     args = ap.parse_args(argv)
@@ -58,13 +63,19 @@ def main(argv=None):
     counts = args.runs or []
     args.work.mkdir(parents=True, exist_ok=True)
     for i, spec in enumerate(args.group):
-        exp, alg, dataset = spec.split("/")
-        key = next(g for g in groups if g[:3] == (exp, alg, dataset))
+        exp, alg, dataset, *kernel = spec.split("/")
+        keys = [g for g in groups if g[:3] == (exp, alg, dataset)
+                and (not kernel or split_pseudo(groups[g][0].params)[1].get("kernel") == int(kernel[0]))]
+        if not keys:
+            raise SystemExit(f"no run group {spec} in {args.config}")
+        key = keys[0]
         runs = groups[key]
         first = input_key(split_pseudo(runs[0].params)[1])
         if not args.all_inputs:
             runs = [r for r in runs if input_key(split_pseudo(r.params)[1]) == first]
         count = counts[i] if i < len(counts) else 1
+        if count and args.spread:
+            runs = [runs[int(i * len(runs) / count)] for i in range(min(count, len(runs)))]
         runs = runs[:count] if count else runs
         ds_path, bank_path = args.work / f"{dataset}.npz", args.work / f"{dataset}_{key[3]}.npz"
         if not ds_path.exists():
@@ -77,7 +88,7 @@ def main(argv=None):
             recs = run_group(runs, ds_path, bank_path if key[3] != "none" else None)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         n = recs[0]["n"]
-        est = RES.group_seconds(runs, n, typical=True)
+        est = RES.group_seconds(runs, n, typical=True, n_classes=recs[0]["n_clusters"])
         fit_cpu = sum(r.get("cpu_seconds") or 0 for r in recs)
         tag = "/".join(key)
         labels = np.array([r["labels"] or [-1] * n for r in recs])

@@ -132,7 +132,7 @@ def calibrate(groups: list[list[dict]]) -> None:
                     json.dumps(r["params"], sort_keys=True), r["seed"]) for r in recs]
         est = recs[0]["estimator"]
         measured[est] += sum(r["cpu_seconds"] for r in recs)
-        model[est] += RES.group_seconds(runs, recs[0]["n"], typical=True)
+        model[est] += RES.group_seconds(runs, recs[0]["n"], typical=True, n_classes=recs[0]["n_clusters"])
     for est in sorted(measured):
         cost = ALGORITHMS[est].cost
         now = cost.typical_at_1000 if cost.typical_at_1000 is not None else cost.seconds_at_1000

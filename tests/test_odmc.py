@@ -355,3 +355,19 @@ def test_products_through_a_low_rank_factor_or_in_float32_give_the_same_fits():
         assert rank == ({5} if K is lin else {400})           # the factor was used on the linear kernel only
         # fewer products than two a step: where i = j the step's two products are one
         assert all(e.n_step_products_ < 2 * e.n_iter_ for e in other)
+
+
+def test_gap_checks_in_blocks_equal_one_product(monkeypatch):
+    """The duality-gap checks of a batch are one product over every chain's labels, in blocks of
+    GAP_ROWS rows: blocks of a few rows give the same fits."""
+    import mkclust.algorithms.odmc as odmc_mod
+    rng = np.random.default_rng(6)
+    X = np.vstack([rng.normal(size=(40, 3)), rng.normal(size=(30, 3)) + [2.5, 0, 0]])
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4.0)
+    whole = _odmc_batch(K)
+    monkeypatch.setattr(odmc_mod, "GAP_ROWS", 3)
+    blocks = _odmc_batch(K)
+    for a, b in zip(whole, blocks):
+        assert (a.labels_ == b.labels_).all() and a.n_iter_ == b.n_iter_
+        assert b.objective_ == pytest.approx(a.objective_, rel=1e-12, abs=1e-12)
+        assert [g for _, g in b.gap_trace_] == pytest.approx([g for _, g in a.gap_trace_], rel=1e-9, abs=1e-12)

@@ -29,6 +29,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from mkclust import resources as RES
 from mkclust.configuration import load
 from mkclust.datasets import REGISTRY, DatasetUnavailable
@@ -43,23 +45,26 @@ from mkclust.run_spec import NO_BANK
 JOB_SECONDS = 1.0
 
 
-def dataset_size(p: Plan, name: str) -> tuple[int, int] | None:
-    """(n, d) of a planned data set without building it, or None where nothing tells."""
+def dataset_size(p: Plan, name: str) -> tuple[int, int, int | None] | None:
+    """(n, d, classes) of a planned data set without building it (classes None where only n and d
+    are known), or None where nothing tells."""
     built = Path(p.data_dir) / "processed" / f"{name}.npz"
     if built.is_file():
-        return RES.dataset_shape(built)
+        with np.load(built, allow_pickle=False) as z:
+            classes = int(np.unique(z["y"]).size) if "y" in z.files else None
+        return (*RES.dataset_shape(built), classes)
     spec = p.datasets[name]
     reg = REGISTRY[spec["loader"]]
     opts = spec["options"]
     exact = [s for s in reg.paper if s.opts == {k: v for k, v in opts.items() if k != "seed"}]
     if reg.kind == "download" and exact:
-        return exact[0].n, exact[0].d
+        return exact[0].n, exact[0].d, exact[0].c
     try:   # an embedded or generated set (a second at most), or one whose raw files are local (never downloaded)
         ds = load_dataset(spec["loader"], raw_dir=Path(p.data_dir) / "raw", mirror=p.config.get("data_mirror"),
                           download=False, **opts)
-        return ds.n, ds.d
+        return ds.n, ds.d, ds.n_classes
     except (NotLocal, DatasetUnavailable):
-        return (reg.paper[0].n, reg.paper[0].d) if reg.paper else None
+        return (reg.paper[0].n, reg.paper[0].d, None) if reg.paper else None
 
 
 @dataclass
@@ -103,8 +108,8 @@ def _run_row(p: Plan, exp: str, groups: dict, sizes: dict) -> Row:
             row.unknown += 1
             row.cpu_hours += JOB_SECONDS / 3600
             continue
-        n, d = size
-        seconds = RES.group_seconds(runs, n, typical=True)
+        n, d, classes = size
+        seconds = RES.group_seconds(runs, n, typical=True, n_classes=classes)
         row.fit_hours += seconds / 3600
         row.cpu_hours += (seconds + JOB_SECONDS) / 3600
         row.longest_hours = max(row.longest_hours, (seconds + JOB_SECONDS) / 3600)
@@ -130,7 +135,7 @@ def estimate(config: dict) -> tuple[list[Row], list[Row], Row]:
         inputs.jobs += 1
         size = sizes.get(dataset)
         m = p.bank_size(bank) or 1   # a bank of one kernel per view: its products add up to one over all d
-        seconds = 0.0 if size is None else RES.bank_seconds(*size, m, p.bank_landmarks(bank), p.bank_decomposes(bank))
+        seconds = 0.0 if size is None else RES.bank_seconds(*size[:2], m, p.bank_landmarks(bank), p.bank_decomposes(bank))
         inputs.cpu_hours += (seconds + JOB_SECONDS) / 3600
         inputs.longest_hours = max(inputs.longest_hours, (seconds + JOB_SECONDS) / 3600)
     outputs = Row("tables and figures")

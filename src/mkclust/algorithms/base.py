@@ -38,7 +38,7 @@ class Progress:
 
 
 class NotFinished(RuntimeError):
-    """A fit that declined or ran out of its budget (GMMC's time limit); the experiment runner
+    """A fit that declined or ran out of its budget (GMMC's SCS iterations); the experiment runner
     records the run as N/A with this message as the reason, as the papers' tables do."""
 
 

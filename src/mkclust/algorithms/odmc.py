@@ -114,10 +114,12 @@ class ODMC(BaseClusterer):
 
     #: the batch: per batched run its label set (int8), alpha and running sums, the step's temporaries
     #: and its fitted attributes (400 bytes per sample); K's transpose for the label generation (one n x n);
-    #: once, the lockstep Lanczos bases of one block of chains. A batched run costs 0.3 of a fit alone
-    #: (bench_odmc.py --batch 64 --alone 4: 0.28 at n = 1000, 0.22 at n = 3000); alone, 1.15 s at n = 1000
-    cost = Cost(work_n2=6, seconds_at_1000=2, exponent=1.7, typical_at_1000=2.08, batch_time=0.3, batch_bytes_per_n=400, batch_n2=1,
-                batch_fixed_bytes_per_n=LANCZOS_BLOCK * LANCZOS_STEPS * 8)
+    #: once, the lockstep Lanczos bases of one block of chains. A batched run costs 0.144 of a fit alone
+    #: (0.3 s at n = 1000: the paper's 64 settings of a seed on german, 2026-11-25, one thread, the mean
+    #: over odmc6's six kernels: 0.17 s on the linear kernel, 0.34-0.40 s on the Gaussians); alone, 1.2 s
+    #: at n = 1000 (bench_odmc.py)
+    cost = Cost(work_n2=6, seconds_at_1000=2, exponent=1.7, typical_at_1000=2.08, batch_time=0.144, batch_bytes_per_n=400,
+                batch_n2=1, batch_fixed_bytes_per_n=LANCZOS_BLOCK * LANCZOS_STEPS * 8)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "lam": [POSITIVE], "nu": [POSITIVE],
         "theta": [Interval(Real, 0, 1, closed="left")], "balance": [NONNEG, None], "tau": [POSITIVE, None],
