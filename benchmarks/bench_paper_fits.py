@@ -88,7 +88,8 @@ def main(argv=None):
             recs = run_group(runs, ds_path, bank_path if key[3] != "none" else None)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         n = recs[0]["n"]
-        est = RES.group_seconds(runs, n, typical=True, n_classes=recs[0]["n_clusters"])
+        rank = None if key[3] == "none" else RES.bank_rank(n, p.bank_landmarks(key[3]))
+        est = RES.group_seconds(runs, n, typical=True, n_classes=recs[0]["n_clusters"], input_rank=rank)
         fit_cpu = sum(r.get("cpu_seconds") or 0 for r in recs)
         tag = "/".join(key)
         labels = np.array([r["labels"] or [-1] * n for r in recs])

@@ -140,3 +140,17 @@ def test_estimate_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
     assert main([str(bad)]) == 2
     err = capsys.readouterr().err
     assert "dataset 'nope'" in err and "Traceback" not in err
+
+
+def test_mkc_cost_grows_with_the_classes_and_linearly_on_nystroem_features():
+    """MKC's typical time: (m/2)^2 times the two-cluster model for m clusters (measured 7x per n^2
+    from satellite to letterABCD); on Nystroem features (an input rank below n) linear in n."""
+    from mkclust.algorithms import MKC
+    two = MKC.fit_seconds(3000, {}, typical=True)
+    assert MKC.fit_seconds(3000, {"n_clusters": 4}, typical=True) == pytest.approx(4 * two)
+    assert RES.group_seconds([_run("mkc")], 3000, typical=True, n_classes=4) == pytest.approx(4 * two)
+    on_features = [RES.group_seconds([_run("mkc")], n, typical=True, input_rank=2000) for n in (20000, 40000)]
+    assert on_features[1] == pytest.approx(2 * on_features[0])
+    assert on_features[0] < MKC.fit_seconds(20000, {}, typical=True)
+    # a Gram input (rank n) keeps the n^2 model
+    assert RES.group_seconds([_run("mkc")], 3000, typical=True, input_rank=3000) == pytest.approx(two)

@@ -109,7 +109,8 @@ def _run_row(p: Plan, exp: str, groups: dict, sizes: dict) -> Row:
             row.cpu_hours += JOB_SECONDS / 3600
             continue
         n, d, classes = size
-        seconds = RES.group_seconds(runs, n, typical=True, n_classes=classes)
+        rank = None if bank == NO_BANK else RES.bank_rank(n, p.bank_landmarks(bank))
+        seconds = RES.group_seconds(runs, n, typical=True, n_classes=classes, input_rank=rank)
         row.fit_hours += seconds / 3600
         row.cpu_hours += (seconds + JOB_SECONDS) / 3600
         row.longest_hours = max(row.longest_hours, (seconds + JOB_SECONDS) / 3600)

@@ -157,14 +157,26 @@ class MKC(BaseClusterer):
 
     cost = Cost(work_n2=4, seconds_at_1000=10, exponent=2, typical_at_1000=1.28)
 
+    #: on Nystroem features (no kernel PCA; a cut and a labelling are O(n) a step) the time grows as n,
+    #: not n^2: seconds = typical_at_1000 * FEATURES_AT_1000 * (n / 1000) * (m / 2)^2, calibrated on
+    #: MKC on mnist01234 (n = 30596, 5 classes, Nystroem features; 450.5 s of CPU, one thread, 2026-11-25)
+    FEATURES_AT_1000 = 1.84
+
     @classmethod
     def fit_seconds(cls, n: int, params: dict, typical: bool = False) -> float:
         """The n^2 model times (m / 2)^2 for m = ``n_clusters`` > 2: the multi-class SOCP (4.34) has m
         times the variables of (2.7) and each round's cut m times the work (measured, one thread,
         2026-11-25: satellite, two clusters, n = 2236, 2.9 s; letterABCD, four, n = 3096, 40.6 s, 7.0
-        times as much per n^2). Where the estimate does not know m it counts two clusters."""
+        times as much per n^2). Where the estimate does not know m it counts two clusters. On an
+        input of Nystroem features (``params["_input_rank"]`` < n, set by the cost model, never an
+        estimator parameter) linear in n (``FEATURES_AT_1000``)."""
         m = int(params.get("n_clusters") or 2)
-        return super().fit_seconds(n, params, typical) * (max(m, 2) / 2) ** 2
+        rank = params.get("_input_rank")
+        if rank is not None and rank < n:
+            seconds = super().fit_seconds(1000, params, typical) * cls.FEATURES_AT_1000 * n / 1000
+        else:
+            seconds = super().fit_seconds(n, params, typical)
+        return seconds * (max(m, 2) / 2) ** 2
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "C": [POSITIVE, None], "epsilon": [POSITIVE], "rank": [POSITIVE_INT, None],
         "balance": [NONNEG, None], "balance_on": [StrOptions({"labels", "scores"})], "max_rounds": [POSITIVE_INT],
