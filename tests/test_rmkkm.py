@@ -257,3 +257,26 @@ def test_authors_search_runs_its_fixed_outer_iterations(digits17, blobs):
         RMKKM(n_clusters=3, search="code").fit(Kb)
     with pytest.raises(ValueError, match=r"'inner_n_init' parameter of RMKKM must be an int in the range \[1, inf\)"):
         RMKKM(n_clusters=3, search="authors", inner_n_init=0).fit(Kb)
+
+
+def test_sample_start_of_the_authors_kernel_kmeans_and_l21kkm():
+    """init="sample" (KernelKmeans.m's and L21KKM.m's start): n_clusters random samples as single-point
+    centres, each sample to the nearest; KernelKMeans then equals a fit from those centres given as an
+    array. On a near-identity Gaussian kernel (t = 0.01 of the mean squared distance, as the RMKKM
+    bank's smallest widths) a random partition leaves kernel k-means and RKKM near chance, where the
+    sampled centres do better (10 seeds each)."""
+    from mkclust.algorithms import KernelKMeans
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(40, 2)) + c for c in ([0, 0], [6, 0], [0, 6])])
+    y = np.repeat([0, 1, 2], 40)
+    d2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.exp(-d2 / (0.01 * d2.mean()))
+    est = KernelKMeans(3, init="sample", n_init=1, random_state=4).fit(K)
+    again = KernelKMeans(3, init=est.init_centers_, n_init=1).fit(K)
+    assert (est.labels_ == again.labels_).all()
+    for cls in (KernelKMeans, RKKM):
+        acc = {init: np.mean([metrics.acc(y, cls(3, init=init, n_init=1, random_state=s).fit(K).labels_)
+                              for s in range(10)]) for init in ("random-partition", "sample")}
+        assert acc["sample"] > acc["random-partition"] + 0.05, (cls.__name__, acc)
+    with pytest.raises(ValueError, match="init"):
+        RKKM(3, init="k-means++").fit(K)

@@ -126,15 +126,29 @@ def kernel_kmeans(K: np.ndarray, labels: np.ndarray, n_clusters: int, max_iter: 
     return labels, trace[-1], trace, n_iter
 
 
+def sample_centres(n: int, c: int, rng) -> np.ndarray:
+    """c distinct random sample indices: the initial single-point centres of the ``"sample"`` start."""
+    return rng.choice(n, size=c, replace=False)
+
+
+def nearest_centres(K: np.ndarray, diag: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    """Each sample's nearest single-point centre in feature space: argmin_j K_ii + K_cc - 2 K_ic."""
+    d = diag[:, None] + diag[centers][None, :] - 2.0 * K[:, centers]
+    return np.argmin(d, axis=1)
+
+
 class KernelKMeans(BaseClusterer):
     """Kernel k-means on a precomputed kernel (KKM in the papers' tables).
 
     Parameters
     ----------
     n_clusters : int
-    init : "k-means++" (seeding in feature space), "random" (n_clusters distinct random samples
-        as centres), "random-partition" (uniformly random labels, as the RMKKM authors' code
-        starts), or an array of n_clusters sample indices used as the initial centres.
+    init : "k-means++" (seeding in feature space); "sample" (n_clusters distinct random samples as
+        single-point centres, each sample to the nearest: the default start ``'sample'`` of the RMKKM
+        authors' ``KernelKmeans.m``, which their baseline scripts call, and of ``L21KKM.m``);
+        "random" (the same start under scikit-learn's name); "random-partition" (uniformly random
+        labels, as the authors' ``MKKM_multi_kernel.m`` starts); or an array of n_clusters sample
+        indices used as the initial centres.
     n_init : restarts; the run with the lowest objective is kept.
     max_iter : Lloyd iterations per restart (stops earlier when no label changes).
     random_state : seed or RandomState.
@@ -150,7 +164,7 @@ class KernelKMeans(BaseClusterer):
 
     cost = Cost(work_n2=4, seconds_at_1000=2, exponent=2, typical_at_1000=0.0216, restarts=True)
     _parameter_constraints = {
-        **COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random", "random-partition"}), "array-like"],
+        **COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random", "sample", "random-partition"}), "array-like"],
         "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT],
     }
 
@@ -168,17 +182,16 @@ class KernelKMeans(BaseClusterer):
                 return rng.randint(c, size=n), None
             if self.init == "k-means++":
                 centers = kmeanspp_kernel(K, diag, c, rng)
-            elif self.init == "random":
-                centers = rng.choice(n, size=c, replace=False)
+            elif self.init in ("random", "sample"):
+                centers = sample_centres(n, c, rng)
             else:
-                raise ValueError(f"init must be 'k-means++', 'random', 'random-partition' or an "
+                raise ValueError(f"init must be 'k-means++', 'random', 'sample', 'random-partition' or an "
                                  f"array of {c} sample indices, got {self.init!r}")
         else:
             centers = np.asarray(self.init, dtype=np.int64)
             if centers.shape != (c,) or centers.min() < 0 or centers.max() >= n:
                 raise ValueError(f"init as an array must hold {c} sample indices in [0, {n})")
-        d = diag[:, None] + diag[centers][None, :] - 2.0 * K[:, centers]
-        return np.argmin(d, axis=1), centers
+        return nearest_centres(K, diag, centers), centers
 
     def fit(self, K, y=None):
         return self._fit_checked(self._validate_kernel(K))

@@ -48,7 +48,9 @@ import numpy as np
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE_INT, StrOptions,
 )
-from mkclust.algorithms.kmeans import _reseed_empty, centre_matrix  # centre_matrix: A of Eq. 12
+from mkclust.algorithms.kmeans import (  # centre_matrix: A of Eq. 12
+    _reseed_empty, centre_matrix, nearest_centres, sample_centres,
+)
 
 log = logging.getLogger(__name__)
 
@@ -240,9 +242,16 @@ class _RobustBase(BaseClusterer):
     def _restarts(self, K, gamma):
         Kc = _centred(K)  # once for all restarts
 
-        def run_once(rng):  # from a random initial partition
-            return robust_mkkm(Kc, rng.randint(self.n_clusters, size=K.shape[1]), self.n_clusters, gamma,
-                               int(self.max_iter), float(self.tol), centred=True)
+        sample = getattr(self, "init", "random-partition") == "sample"
+        diag = np.einsum("tii->i", K) if sample else None   # the summed kernel's diagonal (one kernel: its own)
+        Ks = K.sum(axis=0) if sample and K.shape[0] > 1 else (K[0] if sample else None)
+
+        def run_once(rng):  # from a random initial partition, or from sampled single-point centres
+            if sample:
+                labels0 = nearest_centres(Ks, diag, sample_centres(K.shape[1], self.n_clusters, rng))
+            else:
+                labels0 = rng.randint(self.n_clusters, size=K.shape[1])
+            return robust_mkkm(Kc, labels0, self.n_clusters, gamma, int(self.max_iter), float(self.tol), centred=True)
 
         best = self._best_restart(run_once, lambda r: r[3])
         (self.labels_, self.kernel_weights_, self.sample_weights_, self.objective_, self.objective_trace_,
@@ -316,16 +325,22 @@ class RMKKM(_RobustBase):
 class RKKM(_RobustBase):
     """Robust kernel k-means on one kernel (Du et al. 2015, Eq. 4): Algorithm 1 without the kernel
     weights (A by Eq. 12, Z by Eq. 15, D by Eq. 13). Attributes as :class:`RMKKM` (kernel_weights_
-    is [1.0])."""
+    is [1.0]).
+
+    ``init``: "random-partition" (default: uniformly random labels) or "sample" (n_clusters random
+    samples as single-point centres, each sample to the nearest: how the authors' ``L21KKM.m``
+    starts, as their ``KernelKmeans.m`` does)."""
 
     cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2, typical_at_1000=0.0296, restarts=True)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT], "tol": [NONNEG],
+        "init": [StrOptions({"random-partition", "sample"})],
     }
 
     input_kind = "kernel"
 
-    def __init__(self, n_clusters=8, n_init=1, max_iter=100, tol=1e-6, random_state=None):
+    def __init__(self, n_clusters=8, n_init=1, max_iter=100, tol=1e-6, init="random-partition", random_state=None):
+        self.init = init
         self.n_clusters = n_clusters
         self.n_init = n_init
         self.max_iter = max_iter
