@@ -60,3 +60,21 @@ def rate(flops: float, seconds: float, bytes_read: float | None = None) -> dict:
         b, peak = bytes_read / seconds / 1e9, read_gbs()
         out.update(gbs=round(b, 2), read_gbs=round(peak, 2), fraction_of_read=round(b / peak, 3))
     return out
+
+
+def built_inputs(plan, work, dataset: str, bank: str | None = None):
+    """(data set file, bank file or None) of a planned data set and bank under ``work``, each built
+    the way the workflow builds it (its raw files from the data mirror) when not there yet: the
+    paper-size benchmarks share them."""
+    from mkclust.datasets import Dataset
+    from mkclust.runner import make_bank, make_dataset
+
+    ds_path = work / f"{dataset}.npz"
+    if not ds_path.exists():
+        make_dataset(plan.dataset_spec(dataset)).save(ds_path)
+    if bank is None or bank == "none":
+        return ds_path, None
+    bank_path = work / f"{dataset}_{bank}.npz"
+    if not bank_path.exists():
+        make_bank(plan.bank_spec(bank), Dataset.load(ds_path)).save(bank_path)
+    return ds_path, bank_path

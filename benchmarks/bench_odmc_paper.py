@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from _common import emit, gemm_gflops  # benchmarks/_common.py
+from _common import built_inputs, emit, gemm_gflops  # benchmarks/_common.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,7 +70,6 @@ def main(argv=None):
     from mkclust.datasets import Dataset
     from mkclust.experiments import plan as make_plan
     from mkclust.kernels import KernelBank
-    from mkclust.runner import make_bank, make_dataset
 
     plan = make_plan(load(ROOT / "workflow/configs/paper.yaml"))
     extra = {}
@@ -83,16 +82,10 @@ def main(argv=None):
     with threadpool_limits(1):
         gemm = gemm_gflops()
         for dataset in args.dataset:
-            ds_path = args.work / f"{dataset}.npz"
-            if not ds_path.exists():
-                make_dataset(plan.dataset_spec(dataset)).save(ds_path)
-            ds = Dataset.load(ds_path)
+            ds = Dataset.load(built_inputs(plan, args.work, dataset)[0])
             for kernel in args.kernels:
                 bank_name, ests = paper_estimators(plan, dataset, kernel, args.seed, ds)
-                bank_path = args.work / f"{dataset}_{bank_name}.npz"
-                if not bank_path.exists():
-                    make_bank(plan.bank_spec(bank_name), ds).save(bank_path)
-                K = KernelBank.load(bank_path).kernel(kernel)
+                K = KernelBank.load(built_inputs(plan, args.work, dataset, bank_name)[1]).kernel(kernel)
                 for e in ests:
                     e.set_params(**extra)
                 t0, c0 = time.perf_counter(), time.process_time()

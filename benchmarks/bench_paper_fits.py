@@ -29,7 +29,7 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from _common import emit  # benchmarks/_common.py
+from _common import built_inputs, emit  # benchmarks/_common.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +52,7 @@ def main(argv=None):
     from mkclust._pseudo import input_key, split_pseudo
     from mkclust.configuration import load
     from mkclust.experiments import plan
-    from mkclust.runner import make_bank, make_dataset, run_group
+    from mkclust.runner import run_group
 
     import numpy as np
 
@@ -77,15 +77,10 @@ def main(argv=None):
         if count and args.spread:
             runs = [runs[int(i * len(runs) / count)] for i in range(min(count, len(runs)))]
         runs = runs[:count] if count else runs
-        ds_path, bank_path = args.work / f"{dataset}.npz", args.work / f"{dataset}_{key[3]}.npz"
-        if not ds_path.exists():
-            make_dataset(p.dataset_spec(dataset)).save(ds_path)
-        if key[3] != "none" and not bank_path.exists():
-            from mkclust.datasets import Dataset
-            make_bank(p.bank_spec(key[3]), Dataset.load(ds_path)).save(bank_path)
+        ds_path, bank_path = built_inputs(p, args.work, dataset, key[3])
         with threadpool_limits(1):
             t0, c0 = time.perf_counter(), time.process_time()
-            recs = run_group(runs, ds_path, bank_path if key[3] != "none" else None)
+            recs = run_group(runs, ds_path, bank_path)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         n = recs[0]["n"]
         rank = None if key[3] == "none" else RES.bank_rank(n, p.bank_landmarks(key[3]))

@@ -224,14 +224,11 @@ def group_seconds(runs, n: int, typical: bool = False, n_classes: int | None = N
     typical), where an estimator whose lockstep batch costs ``cost.batch_time`` of a fit alone per run
     pays that for each run the runner batches (:func:`mkclust._pseudo.lockstep_inputs`). ``n_classes``,
     where known, is the data set's class count: the runner's default ``n_clusters``; ``input_rank``
-    the bank's features per kernel where it is built as Nystroem features (:func:`bank_rank`), which
-    reaches ``fit_seconds`` as ``params["_input_rank"]``."""
+    the bank's features per kernel where it is built as Nystroem features (:func:`bank_rank`)."""
     cls = _cls(runs[0].estimator)
     params = [r.params for r in runs]
     fit = [p if n_classes is None or "n_clusters" in p else {**p, "n_clusters": n_classes} for p in params]
-    if input_rank is not None:
-        fit = [{**q, "_input_rank": int(input_rank)} for q in fit]
-    seconds = [cls.fit_seconds(fit_size(p, n), q, typical) for p, q in zip(params, fit)]
+    seconds = [cls.fit_seconds(fit_size(p, n), q, typical, input_rank) for p, q in zip(params, fit)]
     if cls.cost.batch_time is not None:
         for _, batch in lockstep_inputs(params, cls):
             for k in batch:

@@ -125,10 +125,12 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         return False
 
     @classmethod
-    def fit_seconds(cls, n: int, params: dict, typical: bool = False) -> float:
+    def fit_seconds(cls, n: int, params: dict, typical: bool = False, input_rank: int | None = None) -> float:
         """Estimated seconds of one fit on n samples on one core: the resource model's bound (before
         its safety factor), or with ``typical`` the calibrated typical time (``cost.typical_at_1000``,
-        times ``n_init`` where ``cost.restarts``)."""
+        times ``n_init`` where ``cost.restarts``). ``input_rank``: the features per kernel of the
+        input where the bank is built as Nystroem features (None: Gram matrices), for estimators
+        whose cost depends on it."""
         if cls.declines(n, params):
             return 0.0
         scale = (n / 1000) ** cls.cost.exponent

@@ -112,9 +112,9 @@ class GMMC(BaseClusterer):
         return n > int(params.get("max_n", n))
 
     @classmethod
-    def fit_seconds(cls, n: int, params: dict, typical: bool = False) -> float:
+    def fit_seconds(cls, n: int, params: dict, typical: bool = False, input_rank: int | None = None) -> float:
         """The n ** 3 estimate, capped by ``max_iter`` SCS iterations (plus 5 % of the estimate for the rest)."""
-        seconds = super().fit_seconds(n, params, typical)
+        seconds = super().fit_seconds(n, params, typical, input_rank)
         if params.get("max_iter"):
             budget = int(params["max_iter"]) * cls.ITERATION_SECONDS_AT_250 * (n / 250) ** 3
             seconds = min(seconds, budget + 0.05 * seconds)

@@ -152,12 +152,12 @@ class LGMMC(SharedStartBatch, BaseClusterer):
     cost = Cost(work_n2=10, seconds_at_1000=30, exponent=2, typical_at_1000=2.16)  # measured at n = 1000: 7.8-17.5 s (german, 50 rounds)
 
     @classmethod
-    def fit_seconds(cls, n: int, params: dict, typical: bool = False) -> float:
+    def fit_seconds(cls, n: int, params: dict, typical: bool = False, input_rank: int | None = None) -> float:
         """The typical time grows with the label-generation rounds: ``typical_at_1000`` was calibrated
         on fits capped at 20 labels (the default run's ``max_labels``), and a fit stopped by the cap
         costs about ``max_labels`` / 20 times that (measured at the default cap of 50: 40 s on splice's
         linear kernel, n = 3175, and 5 s on german's, n = 1000, 1.8 and 2.3 times the 20-label model)."""
-        seconds = super().fit_seconds(n, params, typical)
+        seconds = super().fit_seconds(n, params, typical, input_rank)
         if typical:
             seconds *= int(params.get("max_labels", default_params(cls)["max_labels"])) / 20
         return seconds

@@ -163,20 +163,19 @@ class MKC(BaseClusterer):
     FEATURES_AT_1000 = 1.84
 
     @classmethod
-    def fit_seconds(cls, n: int, params: dict, typical: bool = False) -> float:
+    def fit_seconds(cls, n: int, params: dict, typical: bool = False, input_rank: int | None = None) -> float:
         """The n^2 model times (m / 2)^2 for m = ``n_clusters`` > 2: the multi-class SOCP (4.34) has m
         times the variables of (2.7) and each round's cut m times the work (measured, one thread,
         2026-11-25: satellite, two clusters, n = 2236, 2.9 s; letterABCD, four, n = 3096, 40.6 s, 7.0
         times as much per n^2). Where the estimate does not know m it counts two clusters. On an
-        input of Nystroem features (``params["_input_rank"]`` < n, set by the cost model, never an
-        estimator parameter) linear in n (``FEATURES_AT_1000``)."""
+        input of Nystroem features (``input_rank`` < n) linear in n (``FEATURES_AT_1000``)."""
         m = int(params.get("n_clusters") or 2)
-        rank = params.get("_input_rank")
-        if rank is not None and rank < n:
+        if input_rank is not None and input_rank < n:
             seconds = super().fit_seconds(1000, params, typical) * cls.FEATURES_AT_1000 * n / 1000
         else:
             seconds = super().fit_seconds(n, params, typical)
         return seconds * (max(m, 2) / 2) ** 2
+
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "C": [POSITIVE, None], "epsilon": [POSITIVE], "rank": [POSITIVE_INT, None],
         "balance": [NONNEG, None], "balance_on": [StrOptions({"labels", "scores"})], "max_rounds": [POSITIVE_INT],

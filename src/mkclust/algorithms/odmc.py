@@ -293,6 +293,13 @@ def _rowdot(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.einsum("cn,cn->c", A, B)
 
 
+def _base_terms(a1, a2, kappa, nu, th):
+    """Per chain, the part of G (Eq. 3) without K: -kappa (||a1||^2 + ||a2||^2 / nu) + (1 - theta) e'a1
+    - (1 + theta) e'a2."""
+    return (-kappa * (_rowdot(a1, a1) + _rowdot(a2, a2) / nu) + (1 - th) * a1.sum(axis=1)
+            - (1 + th) * a2.sum(axis=1))
+
+
 class _Chain:
     """One fit's own state in a lockstep batch: parameters, random stream and label set B."""
 
@@ -386,8 +393,7 @@ class _Lockstep:
         n = self.n
         A = len(nb)
         a1, a2 = alpha[:, :n], alpha[:, n:]
-        base = (-kappa * (_rowdot(a1, a1) + _rowdot(a2, a2) / nu) + (1 - th) * a1.sum(axis=1)
-                - (1 + th) * a2.sum(axis=1))
+        base = _base_terms(a1, a2, kappa, nu, th)
         d = a1 - a2
         phi, gmin, yks = np.zeros(A), np.full(A, np.inf), np.zeros((A, n))
         lab = np.arange(Ypad.shape[1])
@@ -437,7 +443,7 @@ class _Lockstep:
         rngs = [ch.rng for ch in chains]
         KT = np.ascontiguousarray(self.K.T)      # K's columns as rows, for the label generation
         kmax = abs_maxima(self.K)
-        total_steps, products, t = 0, 0, 0
+        total_steps, t = 0, 0
         n_products = np.zeros(C, dtype=np.int64)  # each chain's distinct step products (1 or 2 a step)
         grad = np.empty((C, 2 * n))
         S = np.empty((2 * C, n))
@@ -464,13 +470,14 @@ class _Lockstep:
             KS = self.prod.step(S[:m])
             n_products[live] += 1
             n_products[live[other]] += 1
-            products += m
-            base = (-kappa * (_rowdot(a1, a1) + _rowdot(a2, a2) / nu) + (1 - th) * a1.sum(axis=1)
-                    - (1 + th) * a2.sum(axis=1))
+            base = _base_terms(a1, a2, kappa, nu, th)
             Gi = -0.5 * _rowdot(S[:A], KS[:A]) + base
-            jrow = rows.copy()
-            jrow[other] = A + np.arange(len(other))
-            yks = KS[jrow] if len(other) < A else KS[A:]
+            if len(other) == A:
+                yks = KS[A:]
+            else:                                    # row j of each chain: its own, or its i row
+                jrow = rows.copy()
+                jrow[other] = A + np.arange(len(other))
+                yks = KS[jrow]
             yks *= Yj
             g = grad[:A]
             g1, g2 = g[:, :n], g[:, n:]
@@ -574,7 +581,7 @@ class _Lockstep:
             ch.est.batch_size_ = len(chains)
             ch.est.product_rank_ = self.prod.rank
         log.debug("ODMC batch of %d: %d initial pools, %d step products for %d chain steps", C, self.n_pools,
-                  products, total_steps)
+                  int(n_products.sum()), total_steps)
 
     def _finish(self, ch: _Chain, mu_bar, alpha_bar, Y, phi, gap, t, converged, a, b, n_products):
         est = ch.est

@@ -243,8 +243,8 @@ class _RobustBase(BaseClusterer):
         Kc = _centred(K)  # once for all restarts
 
         sample = getattr(self, "init", "random-partition") == "sample"
-        diag = np.einsum("tii->i", K) if sample else None   # the summed kernel's diagonal (one kernel: its own)
-        Ks = K.sum(axis=0) if sample and K.shape[0] > 1 else (K[0] if sample else None)
+        Ks = K.sum(axis=0) if sample else None   # the summed kernel (one kernel: itself)
+        diag = np.diag(Ks).copy() if sample else None
 
         def run_once(rng):  # from a random initial partition, or from sampled single-point centres
             if sample:
