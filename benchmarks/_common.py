@@ -76,5 +76,5 @@ def built_inputs(plan, work, dataset: str, bank: str | None = None):
         return ds_path, None
     bank_path = work / f"{dataset}_{bank}.npz"
     if not bank_path.exists():
-        make_bank(plan.bank_spec(bank), Dataset.load(ds_path)).save(bank_path)
+        make_bank(plan.bank_spec(bank, dataset), Dataset.load(ds_path)).save(bank_path)
     return ds_path, bank_path

@@ -47,7 +47,7 @@ def test_resolve_expands_a_protocol_and_seed_ranges(tmp_path):
     e, f = out["experiments"]["e"], out["experiments"]["f"]
     assert e["seeds"] == [0] and f["seeds"] == [0, 1, 2]
     assert list(e["algorithms"]) == ["KKM"] and list(e["tables"]["t"]["columns"]) == ["KKM"]
-    assert f == {**proto, "paper": "q", "seeds": [0, 1, 2]}
+    assert f == {**proto, "paper": "q", "seeds": [0, 1, 2], "paper_datasets": ["digits1v7"]}   # the protocol's sets
     assert out["kernel_banks"] == {"b": {"bank": "mkc3", "preprocess": "zscore"}}
     p = plan(out)
     assert {(r.experiment, r.seed) for r in p.runs} == {("e", 0), ("f", 0), ("f", 1), ("f", 2)}

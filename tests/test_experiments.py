@@ -8,7 +8,7 @@ import yaml
 from mkclust.configuration import load as load_config
 
 from mkclust import metrics
-from mkclust.datasets import load
+from mkclust.datasets import Dataset, load
 from mkclust.experiments import ConfigError, Run, param_id, plan
 from mkclust.records import load_records, records_to_frame
 from mkclust.runner import make_bank, run_group, run_one
@@ -132,6 +132,8 @@ def test_quick_odmc_overlay_runs_the_paper_protocol_on_part_of_its_sets():
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KM"]["params"].update(preprocess="whiten"),
      r"tiny.algorithms.KM.preprocess: unknown preprocessing 'whiten'"),
     (lambda c: c["kernel_banks"]["mkc3"].update(preprocess="whiten"), r"kernel_banks.mkc3.preprocess: unknown preproc"),
+    (lambda c: c["kernel_banks"]["mkc3"].update(preprocess_by_dataset={"ringnorm_400": "whiten"}),
+     r"kernel_banks.mkc3.preprocess_by_dataset.ringnorm_400: unknown preproc"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(preprocess="minmax"),
      r"no parameter\(s\) \['preprocess'\]"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(imbalanced_balance=0.3),
@@ -169,6 +171,27 @@ def test_plan_rejects_bad_configs_naming_the_key(tiny, mutate, match):
     mutate(tiny)
     with pytest.raises(ConfigError, match=match):
         plan(tiny)
+
+
+def test_bank_preprocessing_per_data_set():
+    """The paper configuration's rmkkm12 keeps COIL20's and BA's raw rows (the authors' files of those
+    two sets are not row-normalised) and unit rows elsewhere; a set without an entry gets exactly the
+    spec it had before (no rebuild); make_bank refuses a spec not resolved for one set."""
+    p = plan(load_config(Path(__file__).resolve().parents[1] / "workflow/configs/paper.yaml"))
+    assert p.bank_spec("rmkkm12", "COIL20") == {"bank": "rmkkm12", "preprocess": "none"}
+    assert p.bank_spec("rmkkm12", "BA") == {"bank": "rmkkm12", "preprocess": "none"}
+    assert p.bank_spec("rmkkm12", "TR11") == {"bank": "rmkkm12", "preprocess": "unit"}
+    rng = np.random.RandomState(0)
+    X = rng.rand(30, 5) * rng.uniform(1, 20, size=(30, 1))   # rows of very different norms
+    ds = Dataset(X, np.arange(30) % 3)
+    raw, unit = (make_bank(p.bank_spec("rmkkm12", name), ds) for name in ("COIL20", "TR11"))
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    t = 1.0 * np.sqrt(D.max())                            # the Gaussian kernel at t0 = 1 on the raw rows
+    assert np.allclose(raw.K[raw.names.index("gauss(rmkkm,t0=1)")],
+                       np.exp(-D / (2 * t * t)), atol=1e-12)
+    assert np.abs(raw.K - unit.K).max() > 0.01            # unit rows change the distance kernels
+    with pytest.raises(ValueError, match="resolves preprocess_by_dataset"):
+        make_bank(p.bank_spec("rmkkm12"), ds)
 
 
 @pytest.mark.parametrize("name", sorted(BANKS))

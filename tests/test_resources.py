@@ -164,3 +164,24 @@ def test_every_registered_estimator_declares_the_workflow_contract(name):
         assert batching, f"{cls.__name__} has a batch cost but no fit_batch"
     assert cls.fit_seconds(2000, {}) > cls.fit_seconds(1000, {}) > 0
     assert not cls.declines(1000, {})
+
+
+def test_the_authors_rmkkm_search_is_costed_by_its_work_and_a_job_limit_counts_the_classes(tmp_path):
+    """RMKKM's authors' search runs max_iter x inner_n_init kernel k-means of inner_max_iter
+    iterations, each a product with n x (inner_n_init c) centres: its estimate grows linearly with the
+    cluster count, and a run job's time limit reads the class count from the data set file (AR's 120
+    classes took 46 s a run, which a two-cluster bound would cut off)."""
+    rm = ALGORITHMS["rmkkm"]
+    code = {"search": "authors", "max_iter": 50}
+    t10, t120 = (rm.fit_seconds(840, {**code, "n_clusters": c}, typical=True) for c in (10, 120))
+    assert t120 == pytest.approx(12 * t10)
+    assert 30 < t120 < 150                                    # measured: about 46 s on AR
+    assert t120 > 100 * rm.fit_seconds(840, {"n_clusters": 120}, typical=True)   # Algorithm 1
+    y = np.repeat(np.arange(120), 7)
+    np.savez(tmp_path / "ar.npz", X=np.zeros((840, 2)), y=y)
+    assert RES.dataset_classes(tmp_path / "ar.npz") == 120
+    runs = [Run("e", "RMKKM-code", "rmkkm", "AR", "rmkkm12", json.dumps(code), s) for s in range(20)]
+    minutes = RES.run_runtime(runs, tmp_path / "ar.npz")
+    assert minutes * 60 > 20 * t120                           # the limit covers the typical time
+    np.savez(tmp_path / "two.npz", X=np.zeros((840, 2)), y=y % 2)
+    assert RES.run_runtime(runs, tmp_path / "two.npz") < minutes

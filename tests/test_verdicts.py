@@ -2,6 +2,7 @@
 known, the same comparison on the published values, and the plan's checks of a claim."""
 
 import copy
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -150,6 +151,27 @@ def test_verdict_files_list_the_gaps_with_their_causes(tmp_path):
     paths = write_verdict(str(tmp_path / "verdict"), "P", v, tables)
     assert all((tmp_path / f"verdict.{e}").stat().st_size > 0 for e in ("csv", "md", "html", "png"))
     assert pd.read_csv(paths[0])["status"].tolist() == ["does not hold"]
+
+
+def test_a_verdict_says_which_data_sets_are_the_papers_and_which_stand_in():
+    """The default configuration runs RMKKM only on stand-ins (digits), MKC on four of its own digit
+    sets plus two stand-ins: the verdict's headline and its Data line say so."""
+    from mkclust.configuration import load as load_config
+
+    repo = Path(__file__).resolve().parents[1]
+    p = plan(load_config(repo / "config.yaml"))
+    t = {"t": tidy(GRID)}
+    v = evaluate([{"claim": "X best", "table": "t", "column": "X", "above": "all"}], t, pd.DataFrame())
+    md = verdict_markdown("RMKKM", v, t, p.paper_data("rmkkm"))
+    assert "claims hold on our runs, on stand-in data sets, none of them the paper's own" in md
+    assert "`rmkkm_embedded`: stand-ins only 2 (digits, digits_views)" in md
+    md = verdict_markdown("MKC", v, t, p.paper_data("mkc"))
+    assert "**0 of 1 claims hold on our runs.**" in md
+    assert ("`baselines_digits`: the paper's own data sets 4 (digits1v7, digits2v7, digits0689, digits1279); "
+            "stand-ins 2 (ringnorm_1000, digits)") in md
+    paper = plan(load_config(repo / "workflow/configs/paper.yaml"))
+    assert all(not d["stand_in"] for d in paper.paper_data("rmkkm") + paper.paper_data("mkc"))
+    assert [d["own"] for d in paper.paper_data("gumkl")] == [[]]   # Corel D1-D5 are not obtainable
 
 
 @pytest.mark.parametrize("mutate, message", [

@@ -18,6 +18,10 @@ Two shorthands, expanded here: ``seeds: {range: n}`` is the seeds ``0 .. n-1``; 
 experiment names without declaring it under ``datasets:`` is loaded by the registered loader of
 that name with its defaults (:func:`mkclust.experiments.plan`).
 
+A protocol's ``datasets`` are its paper's own data sets: the resolved experiment keeps them as
+``paper_datasets`` (unless the configuration gives its own), so that a verdict can say which of the
+data sets a configuration runs are the paper's and which are stand-ins for them.
+
 Snakemake merges several ``--configfile`` files key by key before the Snakefile calls
 :func:`resolve`, so an overlay file (``workflow/configs/paper_results.yaml``) adds its overrides to
 the experiment's own, and both apply on top of the protocol.
@@ -116,6 +120,9 @@ def resolve(config: dict, folder: str | Path = PROTOCOL_DIR) -> dict:
                 raise ConfigError(f"experiments.{name}.protocol: unknown protocol {which!r}; known: "
                                   f"{', '.join(sorted(protocols))}")
             e = overlay(protocols[which], e)
+            # the protocol's data sets are the paper's own; any other the configuration runs is a
+            # stand-in (the verdict says which is which)
+            e.setdefault("paper_datasets", list(protocols[which].get("datasets") or []))
         if isinstance(e, dict):
             e = dict(e)
             if "seeds" in e:

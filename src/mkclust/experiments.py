@@ -73,12 +73,14 @@ class Plan:
                 out[name] = gone
         return out
 
-    def bank_spec(self, name: str) -> dict:
-        """The options of a kernel bank of the plan (a clear error for any other name)."""
+    def bank_spec(self, name: str, dataset: str | None = None) -> dict:
+        """The options of a kernel bank of the plan (a clear error for any other name); with
+        ``dataset``, as built on that set (:func:`bank_spec_for`)."""
         if name not in self.banks:
             raise ConfigError(f"kernel bank {name!r} is not used by any experiment of this configuration "
                               f"(its banks: {', '.join(sorted(self.banks))})")
-        return self.banks[name]
+        spec = self.banks[name]
+        return spec if dataset is None else bank_spec_for(spec, dataset)
 
     def bank_landmarks(self, bank: str) -> tuple[int | None, int]:
         """A bank's (``landmarks``, ``landmarks_above``): Nystroem features where n exceeds both."""
@@ -141,6 +143,21 @@ class Plan:
         return [canonical({**c, "sources": self.sources(e)}) for e in self.experiments_of(paper)
                 for c in self.config["experiments"][e].get("claims") or []]
 
+    def paper_data(self, paper: str) -> list[dict]:
+        """Per experiment of the paper: its data sets that are the paper's own (``own``: named by its
+        protocol, ``paper_datasets``) and the stand-ins for them (``stand_in``: any other), each in
+        the experiment's order; ``known`` is False where the experiment names no paper data sets
+        (an experiment written without a protocol), and then every set is listed under ``stand_in``."""
+        out = []
+        for e in self.experiments_of(paper):
+            spec = self.config["experiments"][e]
+            own = spec.get("paper_datasets")
+            sets = list(spec["datasets"])
+            out.append({"experiment": e, "known": own is not None,
+                        "own": [d for d in sets if own and d in own],
+                        "stand_in": [d for d in sets if not own or d not in own]})
+        return out
+
     def verdict_papers(self) -> list[str]:
         """The papers with at least one claim: each gets a verdict page."""
         papers = dict.fromkeys(e["paper"] for e in self.config.get("experiments", {}).values())
@@ -188,7 +205,25 @@ def _bank_spec(config: dict, name: str, where: str) -> dict:
     if spec["bank"] not in BANKS:
         raise ConfigError(f"kernel_banks.{name}.bank: unknown bank {spec['bank']!r}; known: {', '.join(sorted(BANKS))}")
     _check_preprocess(spec.get("preprocess"), f"kernel_banks.{name}.preprocess")
+    by_set = spec.get("preprocess_by_dataset")
+    if by_set is not None:
+        if not isinstance(by_set, dict):
+            raise ConfigError(f"kernel_banks.{name}.preprocess_by_dataset: a mapping data set -> preprocessing, "
+                              f"got {by_set!r}")
+        for ds, how in by_set.items():
+            _check_preprocess(how, f"kernel_banks.{name}.preprocess_by_dataset.{ds}")
     return canonical(spec)
+
+
+def bank_spec_for(spec: dict, dataset: str) -> dict:
+    """A bank's spec as built on one data set: ``preprocess_by_dataset[dataset]``, where given, in
+    place of ``preprocess`` and the mapping dropped, so a set without an entry builds from exactly
+    the spec it had before the mapping existed (its bank is not rebuilt)."""
+    out = {k: v for k, v in spec.items() if k != "preprocess_by_dataset"}
+    by_set = spec.get("preprocess_by_dataset") or {}
+    if dataset in by_set:
+        out["preprocess"] = by_set[dataset]
+    return out
 
 
 def _check_preprocess(how, where: str) -> None:
@@ -394,6 +429,6 @@ _BUILD_KEYS = ("rank", "energy", "landmarks", "landmarks_above", "landmark_seed"
 
 
 def _bank_options(spec: dict) -> dict:
-    return {k: v for k, v in spec.items() if k not in ("bank", "preprocess", *_BUILD_KEYS)}
+    return {k: v for k, v in spec.items() if k not in ("bank", "preprocess", "preprocess_by_dataset", *_BUILD_KEYS)}
 
 

@@ -236,10 +236,18 @@ def group_seconds(runs, n: int, typical: bool = False, n_classes: int | None = N
     return float(sum(seconds))
 
 
+def dataset_classes(path) -> int:
+    """The number of classes of a processed data set file (its labels ``y``; n integers)."""
+    with np.load(path, allow_pickle=False) as z:
+        return int(np.unique(z["y"]).size)
+
+
 def run_runtime(runs, dataset_path, attempt: int = 1) -> int:
-    """Minutes of a run job: its fits' bound (:func:`group_seconds`) times ``SAFETY``, plus start-up."""
+    """Minutes of a run job: its fits' bound (:func:`group_seconds`, with the data set's class count
+    as the default ``n_clusters``: some fits' work grows with it) times ``SAFETY``, plus start-up."""
     n, _ = dataset_shape(dataset_path)
-    return int(attempt * math.ceil(BASE_MINUTES + SAFETY * group_seconds(runs, n) / 60))
+    seconds = group_seconds(runs, n, n_classes=dataset_classes(dataset_path))
+    return int(attempt * math.ceil(BASE_MINUTES + SAFETY * seconds / 60))
 
 
 def records_mem_mb(paths, attempt: int = 1) -> int:

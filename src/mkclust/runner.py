@@ -40,6 +40,9 @@ def make_dataset(spec: dict, raw_dir=None, mirror=None) -> Dataset:
 def make_bank(spec: dict, ds: Dataset) -> KernelBank:
     """Build a kernel bank from its config spec on a dataset; a per-view bank (``views_linear``) takes
     the dataset's view blocks from its meta unless given."""
+    if "preprocess_by_dataset" in spec:
+        raise ValueError("make_bank takes a bank's spec as built on one data set: "
+                         "Plan.bank_spec(bank, dataset) resolves preprocess_by_dataset")
     opts = _bank_options(spec)
     if BANKS[spec["bank"]].per_view and "views" not in opts:
         if "views" not in ds.meta:

@@ -9,7 +9,7 @@ rule kernel_bank:
     output:
         protected(f"{DATA}/kernels/{{dataset}}/{{bank}}.npz"),
     params:
-        spec=lambda wc: PLAN.bank_spec(wc.bank),
+        spec=lambda wc: PLAN.bank_spec(wc.bank, wc.dataset),
     resources:
         mem_mb=lambda wc, input, attempt: RES.bank_mem_mb(input[0], PLAN.bank_size(wc.bank), attempt,
                                                           PLAN.bank_landmarks(wc.bank)),

@@ -18,6 +18,7 @@ rule verdict:
         claims=lambda wc: PLAN.claims(wc.paper),
         tables=lambda wc: PLAN.paper_tables(wc.paper),
         title=lambda wc: f"{paper_name(wc.paper)}: does the paper hold up on this run?",
+        data=lambda wc: PLAN.paper_data(wc.paper),
         caption=lambda wc: verdict_caption(wc.paper, PLAN.claims(wc.paper)),
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),

@@ -39,11 +39,43 @@ def _gap_sections(tables: dict):
             yield name, pub, gap_groups(tidy)
 
 
-def verdict_markdown(title: str, verdicts: pd.DataFrame, tables: dict) -> str:
+def _sets(names: list[str]) -> str:
+    return f"{len(names)} ({', '.join(names)})"
+
+
+def data_lines(data: list[dict] | None) -> list[str]:
+    """One sentence per experiment of the paper (:meth:`mkclust.experiments.Plan.paper_data`): which
+    of its data sets are the paper's own and which are stand-ins, so a verdict on stand-ins is not
+    read as a verdict on the paper's data."""
+    out = []
+    for d in data or []:
+        e, own, other = d["experiment"], d["own"], d["stand_in"]
+        if not d["known"]:
+            out.append(f"`{e}`: data sets {_sets(other)}; the experiment names none of the paper's own.")
+        elif own and other:
+            out.append(f"`{e}`: the paper's own data sets {_sets(own)}; stand-ins {_sets(other)}, which are "
+                       "not the paper's data and have no published values.")
+        elif own:
+            out.append(f"`{e}`: the paper's own data sets {_sets(own)}.")
+        else:
+            out.append(f"`{e}`: stand-ins only {_sets(other)}: none of the paper's data sets runs here, so its "
+                       "claims are tested on other data than the paper's and no cell has a published value.")
+    return out
+
+
+def _headline(verdicts: pd.DataFrame, data: list[dict] | None) -> str:
     held = int((verdicts["holds"] == True).sum())  # noqa: E712  (None: not evaluated)
-    lines = [f"# {title}", "",
-             f"**{held} of {len(verdicts)} claims hold on our runs.**", "",
-             "| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
+    text = f"{held} of {len(verdicts)} claims hold on our runs"
+    if data and not any(d["own"] for d in data):
+        return text + ", on stand-in data sets, none of them the paper's own (see Data)."
+    return text + "."
+
+
+def verdict_markdown(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None) -> str:
+    lines = [f"# {title}", "", f"**{_headline(verdicts, data)}**", ""]
+    if data:
+        lines += ["Data: " + " ".join(data_lines(data)), ""]
+    lines += ["| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in _verdict_rows(verdicts)]
     lines += ["", LEGEND, "", "## Cells more than 2 points from the published value, by cause", ""]
     sections = list(_gap_sections(tables))
@@ -64,9 +96,12 @@ LEGEND = ("Each claim is the paper's, in the form its table or figure tests it; 
           + "; ".join(f"{k}: {v}" for k, v in CAUSES.items()) + ".")
 
 
-def verdict_html(title: str, verdicts: pd.DataFrame, tables: dict) -> str:
+def verdict_html(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None) -> str:
     cls = ["holds" if h is True else "fails" if h is False else "na" for h in verdicts["holds"]]
-    parts = [html_table(VERDICT_HEADER, _verdict_rows(verdicts), cls), f"<p>{html.escape(LEGEND)}</p>"]
+    parts = [f"<p><b>{html.escape(_headline(verdicts, data))}</b></p>"]
+    if data:
+        parts.append("<p>Data: " + html.escape(" ".join(data_lines(data)).replace("`", "")) + "</p>")
+    parts += [html_table(VERDICT_HEADER, _verdict_rows(verdicts), cls), f"<p>{html.escape(LEGEND)}</p>"]
     for name, _, groups in _gap_sections(tables):
         parts.append(f"<h4>{html.escape(name)}: cells more than 2 points from the published value</h4>")
         parts.append(html_table(["cause", "evidence", "cells"],
@@ -127,15 +162,17 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
     return fig
 
 
-def write_verdict(base: str, title: str, verdicts: pd.DataFrame, tables: dict) -> list[str]:
+def write_verdict(base: str, title: str, verdicts: pd.DataFrame, tables: dict,
+                  data: list[dict] | None = None) -> list[str]:
     """``base.{csv,md,html,png}``: the claims (:func:`mkclust.reporting.verdicts.evaluate`) and the
-    gaps of one paper."""
+    gaps of one paper; ``data`` (:meth:`mkclust.experiments.Plan.paper_data`) says in the pages which
+    data sets are the paper's own and which stand in for them."""
     from mkclust.reporting.figures import save_figure
 
     with atomic_open(f"{base}.csv", "w", encoding="utf-8") as fh:
         verdicts[VERDICT_COLUMNS].to_csv(fh, index=False)
-    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables))
-    write_text(f"{base}.html", verdict_html(title, verdicts, tables))
+    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables, data))
+    write_text(f"{base}.html", verdict_html(title, verdicts, tables, data))
     fig = verdict_figure(title, verdicts, tables)
     save_figure(fig, base, formats=("png",))
     return [f"{base}.{e}" for e in ("csv", "md", "html", "png")]
