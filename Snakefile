@@ -48,6 +48,23 @@ if _MISSING:
           f"download them into {PLAN.data_dir}/raw/<path> (sha256-checked). Offline, give a mirror folder with the "
           "same layout: --config data_mirror=/path (or $MKCLUST_DATA_MIRROR).", file=sys.stderr)
 
+import mkclust.reference
+REFERENCE_DIR = Path(mkclust.reference.__file__).parent   # published values and causes.tsv
+
+# --config results_archive=results/paper: every results table from the archive's rows, no fitting
+ARCHIVE = config.get("results_archive")
+LEFT_OUT = []
+if ARCHIVE:
+    from mkclust.archive import archive_files, group_name, missing_groups
+    try:
+        LEFT_OUT = [group_name(g) for g in missing_groups(PLAN, ARCHIVE)]
+    except ValueError as exc:
+        raise ValueError(f"results_archive: {exc}") from None
+    if LEFT_OUT and not config.get("archive_partial"):
+        raise ValueError(f"results_archive: {len(LEFT_OUT)} run group(s) of this configuration are not in {ARCHIVE}: "
+                         + ", ".join(LEFT_OUT[:8]) + (" ..." if len(LEFT_OUT) > 8 else "")
+                         + " (python -m mkclust.archive missing --list; or --config archive_partial=true leaves them out)")
+
 DATA = PLAN.data_dir
 FIGS = PLAN.figures_dir
 GROUPS = PLAN.run_groups()

@@ -1,11 +1,15 @@
-# Stage 4: all run records of an experiment -> data/results/<experiment>.csv (one row per run)
+# Stage 4: all run records of an experiment -> data/results/<experiment>.csv (one row per run); with
+# results_archive, the archive's rows of the experiment's planned runs instead (mkclust.archive)
 
 
 rule aggregate:
     input:
-        lambda wc: PLAN.group_targets(wc.experiment),
+        lambda wc: archive_files(ARCHIVE) if ARCHIVE else PLAN.group_targets(wc.experiment),
     output:
         f"{DATA}/results/{{experiment}}.csv",
+    params:
+        archive=ARCHIVE,   # with results_archive: the rows of the archive, no run records
+        partial=bool(config.get("archive_partial")),
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
         runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,

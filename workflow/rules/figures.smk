@@ -10,11 +10,23 @@ def output_spec(kind, wc):
     raise ValueError(f"no {kind[:-1]} {wc.paper}/{wc.name} in the configuration")
 
 
+def table_inputs(wc):
+    """The results a table reads and, for a table with published values, the package's reference
+    files (its published values and causes.tsv): a table is rebuilt when a cause or a published value
+    changes, not only when a result does."""
+    exp, spec = output_spec("tables", wc)
+    inputs = {"results": PLAN.source_results(exp)}
+    if spec.get("reference"):
+        ref = spec["reference"]
+        inputs["reference"] = [str(REFERENCE_DIR / f"{ref['paper']}_{ref['table']}.csv"), str(REFERENCE_DIR / "causes.tsv")]
+    return inputs
+
+
 rule table:
     wildcard_constraints:
         name=r"(?!verdict\.)[^/]+",   # figures/<paper>/verdict.* is rule verdict's
     input:
-        lambda wc: PLAN.source_results(output_spec("tables", wc)[0]),
+        unpack(table_inputs),
     output:
         csv=f"{FIGS}/{{paper}}/{{name}}.csv",
         md=f"{FIGS}/{{paper}}/{{name}}.md",

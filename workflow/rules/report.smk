@@ -19,6 +19,8 @@ rule verdict:
         tables=lambda wc: PLAN.paper_tables(wc.paper),
         title=lambda wc: f"{paper_name(wc.paper)}: does the paper hold up on this run?",
         data=lambda wc: PLAN.paper_data(wc.paper),
+        left_out=lambda wc: [g for g in LEFT_OUT if g.split("/")[0] in {s for e in PLAN.experiments_of(wc.paper)
+                                                                       for s in PLAN.sources(e)}],
         caption=lambda wc: verdict_caption(wc.paper, PLAN.claims(wc.paper)),
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),

@@ -8,7 +8,15 @@ from mkclust._jobs import job  # noqa: E402
 from mkclust.records import load_records, records_to_frame  # noqa: E402
 
 with job(snakemake, "aggregate") as log:  # noqa: F821
-    df = records_to_frame(load_records(snakemake.input))  # noqa: F821
-    log.info("%d runs", len(df))
+    sm = snakemake  # noqa: F821
+    if sm.params.archive:
+        from mkclust.archive import archived_results
+        from mkclust.experiments import plan
+        df, missing = archived_results(sm.params.archive, plan(sm.config), sm.wildcards.experiment, sm.params.partial)
+        log.info("%d runs from the archive %s%s", len(df), sm.params.archive,
+                 f"; {len(missing)} run groups left out" if missing else "")
+    else:
+        df = records_to_frame(load_records(sm.input))
+        log.info("%d runs", len(df))
     with atomic_open(snakemake.output[0], "w", encoding="utf-8") as fh:  # noqa: F821
         df.to_csv(fh, index=False)

@@ -9,7 +9,7 @@ from mkclust.reporting import attach_causes, build_table, read_results, write_ta
 with job(snakemake, "table") as log:  # noqa: F821
     spec = snakemake.params.spec  # noqa: F821
     rows = spec.get("datasets") or snakemake.params.datasets  # noqa: F821  (a table's own rows, as figure.py)
-    tidy = build_table(read_results(snakemake.input), spec, rows)  # noqa: F821
+    tidy = build_table(read_results(snakemake.input.results), spec, rows)  # noqa: F821
     base = snakemake.output.csv[: -len(".csv")]  # noqa: F821
     if spec.get("reference"):  # figures/<paper>/<table>: the key of the gap causes
         tidy = attach_causes(tidy, Path(base).parent.name, Path(base).name)

@@ -71,10 +71,21 @@ def _headline(verdicts: pd.DataFrame, data: list[dict] | None) -> str:
     return text + "."
 
 
-def verdict_markdown(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None) -> str:
+def left_out_line(left_out: list[str] | None) -> str:
+    """The run groups a rebuild from a partial results archive left out (``archive_partial``)."""
+    if not left_out:
+        return ""
+    return (f"Left out: {len(left_out)} run group(s) not in the results archive, so their cells are missing: "
+            + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + ".")
+
+
+def verdict_markdown(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None,
+                     left_out: list[str] | None = None) -> str:
     lines = [f"# {title}", "", f"**{_headline(verdicts, data)}**", ""]
     if data:
         lines += ["Data: " + " ".join(data_lines(data)), ""]
+    if left_out:
+        lines += [left_out_line(left_out), ""]
     lines += ["| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in _verdict_rows(verdicts)]
     lines += ["", LEGEND, "", "## Cells more than 2 points from the published value, by cause", ""]
@@ -96,11 +107,14 @@ LEGEND = ("Each claim is the paper's, in the form its table or figure tests it; 
           + "; ".join(f"{k}: {v}" for k, v in CAUSES.items()) + ".")
 
 
-def verdict_html(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None) -> str:
+def verdict_html(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None,
+                 left_out: list[str] | None = None) -> str:
     cls = ["holds" if h is True else "fails" if h is False else "na" for h in verdicts["holds"]]
     parts = [f"<p><b>{html.escape(_headline(verdicts, data))}</b></p>"]
     if data:
         parts.append("<p>Data: " + html.escape(" ".join(data_lines(data)).replace("`", "")) + "</p>")
+    if left_out:
+        parts.append(f"<p>{html.escape(left_out_line(left_out))}</p>")
     parts += [html_table(VERDICT_HEADER, _verdict_rows(verdicts), cls), f"<p>{html.escape(LEGEND)}</p>"]
     for name, _, groups in _gap_sections(tables):
         parts.append(f"<h4>{html.escape(name)}: cells more than 2 points from the published value</h4>")
@@ -163,16 +177,17 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
 
 
 def write_verdict(base: str, title: str, verdicts: pd.DataFrame, tables: dict,
-                  data: list[dict] | None = None) -> list[str]:
+                  data: list[dict] | None = None, left_out: list[str] | None = None) -> list[str]:
     """``base.{csv,md,html,png}``: the claims (:func:`mkclust.reporting.verdicts.evaluate`) and the
     gaps of one paper; ``data`` (:meth:`mkclust.experiments.Plan.paper_data`) says in the pages which
-    data sets are the paper's own and which stand in for them."""
+    data sets are the paper's own and which stand in for them; ``left_out``: the run groups a
+    rebuild from a partial results archive left out."""
     from mkclust.reporting.figures import save_figure
 
     with atomic_open(f"{base}.csv", "w", encoding="utf-8") as fh:
         verdicts[VERDICT_COLUMNS].to_csv(fh, index=False)
-    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables, data))
-    write_text(f"{base}.html", verdict_html(title, verdicts, tables, data))
+    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables, data, left_out))
+    write_text(f"{base}.html", verdict_html(title, verdicts, tables, data, left_out))
     fig = verdict_figure(title, verdicts, tables)
     save_figure(fig, base, formats=("png",))
     return [f"{base}.{e}" for e in ("csv", "md", "html", "png")]

@@ -1,0 +1,105 @@
+"""The results archive (mkclust.archive): the tiny configuration's run archived, then every table and
+verdict rebuilt from the archive alone in a fresh folder, byte for byte; missing groups named or
+left out; a tampered file detected; a rerun compared with the archive run by run."""
+
+import gzip
+import json
+import shutil
+
+import pytest
+import yaml
+
+from mkclust.archive import (archive_files, archived_groups, compare_runs, main as archive_cli, missing_groups,
+                             write_piece)
+from mkclust.configuration import load as load_config
+from mkclust.experiments import plan
+
+from _wf import TINY, new_workdir, smk
+
+pytestmark = pytest.mark.workflow
+
+
+@pytest.fixture(scope="module")
+def tiny_plan(tiny_local):
+    """The tiny configuration as run by ``tiny_local``, with its data folder."""
+    wd = tiny_local[0]
+    cfg = load_config(TINY)
+    cfg["data_dir"] = str(wd / "data")
+    return plan(cfg), wd
+
+
+@pytest.fixture(scope="module")
+def archive(tiny_plan, tmp_path_factory):
+    p, wd = tiny_plan
+    root = tmp_path_factory.mktemp("archive") / "tiny"
+    write_piece(root, "all", p, wd / "data", [TINY])
+    return root
+
+
+def test_a_piece_holds_every_complete_group_with_its_manifest(archive, tiny_plan):
+    p, _ = tiny_plan
+    man = json.loads((archive / "all" / "manifest.json").read_text())
+    assert sorted(man["groups"]) == sorted("/".join(g) for g in p.run_groups())
+    assert man["runs"] == len(p.runs) and man["fit_cpu_seconds"] > 0
+    assert {"numpy", "scikit-learn"} <= set(man["versions"]) and man["configfiles"][0]["sha256"]
+    assert missing_groups(p, archive) == []
+    for name in man["files"]:                     # no label vectors, and the bytes do not depend on the time
+        text = gzip.decompress((archive / "all" / name).read_bytes()).decode()
+        assert "labels" not in text.splitlines()[0].split(",")
+    again = archive.parent / "again"
+    write_piece(again, "all", p, tiny_plan[1] / "data", [TINY])
+    assert all((again / "all" / f).read_bytes() == (archive / "all" / f).read_bytes() for f in man["files"])
+
+
+def test_tables_and_verdicts_rebuilt_from_the_archive_are_byte_identical(archive, tiny_local, tmp_path_factory):
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["results_archive"] = str(archive)
+    wd = new_workdir(tmp_path_factory, "from_archive", cfg)
+    smk(wd)
+    assert not (wd / "data" / "runs").exists() and not (wd / "data" / "kernels").exists()   # nothing was fitted
+    reference = tiny_local[1]
+    files = [f for f in reference.rglob("*") if f.is_file()]
+    assert any(f.name == "verdict.md" for f in files) and len(files) > 10
+    for f in files:
+        rebuilt = wd / "figures" / f.relative_to(reference)
+        assert rebuilt.read_bytes() == f.read_bytes(), f"{f.relative_to(reference)} differs"
+
+
+def test_a_group_missing_from_the_archive_is_named_or_left_out(tiny_plan, tmp_path_factory):
+    p, wd = tiny_plan
+    groups = sorted(p.run_groups())
+    gone = next(g for g in groups if g[0] == "tiny" and g[1] == "KKM")
+    root = tmp_path_factory.mktemp("partial") / "tiny"
+    write_piece(root, "part", p, wd / "data", [TINY], groups=[g for g in groups if g != gone])
+    assert missing_groups(p, root) == [gone]
+    assert archive_cli(["missing", str(root), str(TINY)]) == 1
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["results_archive"] = str(root)
+    out = new_workdir(tmp_path_factory, "partial_run", cfg)
+    r = smk(out, "-n", check=False)
+    assert r.returncode != 0 and "/".join(gone) in r.stderr + r.stdout
+    cfg["archive_partial"] = True
+    out = new_workdir(tmp_path_factory, "partial_ok", cfg)
+    smk(out)
+    verdict = (out / "figures" / "tinypaper" / "verdict.md").read_text()
+    assert "Left out: 1 run group(s) not in the results archive" in verdict and "/".join(gone) in verdict
+
+
+def test_a_changed_archive_file_or_a_group_in_two_pieces_is_an_error(archive, tiny_plan, tmp_path):
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    shutil.copytree(copy / "all", copy / "second")
+    with pytest.raises(ValueError, match="is in two pieces"):
+        archived_groups(copy)
+    shutil.rmtree(copy / "second")
+    gz = next((copy / "all").glob("*.csv.gz"))
+    gz.write_bytes(gzip.compress(b"experiment\nx\n"))
+    with pytest.raises(ValueError, match="differs from its manifest's sha256"):
+        archive_files(copy) and archived_groups(copy)
+
+
+def test_a_rerun_is_compared_with_the_archive_run_by_run(archive, tiny_plan):
+    p, wd = tiny_plan
+    same = compare_runs(archive, p, wd / "data")
+    assert len(same) == len(p.run_groups()) and (same["runs_differing"] == 0).all()
+    assert same["max_metric_diff"].max() == 0.0
