@@ -105,3 +105,15 @@ def test_the_default_runs_every_paper_from_its_protocol():
     protocols, _ = read_protocols(REPO / "workflow/protocols")
     papers = {protocols[e["protocol"]]["paper"] for e in raw["experiments"].values() if "protocol" in e}
     assert papers == {"mkc", "gumkl", "odmc", "rmkkm", "scmk"}
+
+
+def test_the_reference_run_pieces_partition_the_paper_configuration():
+    """workflow/configs/pieces/*.yaml: every run of the paper configuration in exactly one piece, with
+    the same paths and parameters, so the pieces' archives add up to the whole run."""
+    whole = plan(load(REPO / "workflow/configs/paper.yaml"))
+    seen: dict = {}
+    for piece in sorted((REPO / "workflow/configs/pieces").glob("*.yaml")):
+        for run in plan(load(REPO / "workflow/configs/paper.yaml", piece)).runs:
+            assert run not in seen, f"{run} is in {seen.get(run)} and {piece.name}"
+            seen[run] = piece.name
+    assert set(seen) == set(whole.runs)

@@ -281,6 +281,7 @@ def main(argv=None) -> int:
     a.add_argument("--piece", required=True)
     a.add_argument("--data", required=True, help="the run's data folder (its runs/ holds the records)")
     a.add_argument("--note", default="")
+    a.add_argument("--commit", help="the commit the runs were computed at (default: this checkout's)")
     a.add_argument("configfiles", nargs="+")
     m = sub.add_parser("missing", help="the configuration's run groups that no piece holds")
     m.add_argument("archive")
@@ -293,7 +294,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     p = _plan(args.configfiles)
     if args.command == "add":
-        path = write_piece(args.archive, args.piece, p, args.data, args.configfiles, note=args.note)
+        path = write_piece(args.archive, args.piece, p, args.data, args.configfiles, commit=args.commit, note=args.note)
         man = json.loads(path.read_text())
         print(f"{path}: {len(man['groups'])} run groups, {man['runs']} runs, "
               f"{man['fit_cpu_seconds'] / 3600:.3f} h of fit CPU, commit {man['commit']}")

@@ -9,6 +9,8 @@ overrides it key by key (:func:`overlay`):
 - a list or a value replaces the protocol's;
 - ``null`` deletes the key: a configuration leaves out an algorithm, a table, a column, a figure.
 
+An experiment set to ``null`` (an overlay's ``experiments: {odmc_table2: null}``) is left out.
+
 So the default configuration (``config.yaml``) and the paper configuration
 (``workflow/configs/paper.yaml``) state only what they change: data sets, seeds, grid sizes, and
 what the smaller run leaves out. A protocol file may also declare ``kernel_banks``: they join the
@@ -113,6 +115,8 @@ def resolve(config: dict, folder: str | Path = PROTOCOL_DIR) -> dict:
         out["kernel_banks"] = overlay(banks, config.get("kernel_banks") or {})
     resolved = {}
     for name, e in experiments.items():
+        if e is None:   # an overlay's ``name: null`` leaves the experiment out
+            continue
         if isinstance(e, dict) and "protocol" in e:
             e = dict(e)
             which = e.pop("protocol")
