@@ -324,3 +324,21 @@ def test_the_dry_run_says_which_raw_files_it_will_download(tmp_path_factory):
     p = smk(wd, "-n", env=env)
     assert ("mkclust: 1 raw file(s) of 1 data set(s) are not local (colic): their dataset jobs will download them "
             "into data/raw/<path>") in p.stderr
+
+
+def test_every_job_script_imports_this_checkouts_package():
+    """Snakemake gives a script its folder as written in the rule, ``<checkout>/workflow/rules/../scripts``:
+    each script puts ``<checkout>/src`` first on sys.path from it, so a job runs this checkout's code
+    even where another copy of mkclust is installed (the lexical parent of that path was
+    ``workflow/rules``, and every job silently imported the installed package)."""
+    import ast
+    from types import SimpleNamespace
+
+    scripts = sorted((REPO / "workflow" / "scripts").glob("*.py"))
+    assert len(scripts) >= 8
+    for script in scripts:
+        line = next(ln for ln in script.read_text().splitlines() if ln.startswith("sys.path.insert(0,"))
+        expr = ast.parse(line).body[0].value.args[1]
+        fake = SimpleNamespace(scriptdir=str(REPO / "workflow" / "rules" / ".." / "scripts"))
+        got = eval(compile(ast.Expression(expr), str(script), "eval"), {"Path": Path, "str": str, "snakemake": fake})
+        assert Path(got) == REPO / "src", f"{script.name} puts {got} on sys.path"

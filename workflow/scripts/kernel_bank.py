@@ -2,7 +2,7 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from mkclust._jobs import job  # noqa: E402
 from mkclust.datasets import Dataset  # noqa: E402
 from mkclust.runner import make_bank  # noqa: E402

@@ -3,7 +3,7 @@ write its run records as a JSON list, atomically."""
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))  # noqa: F821
+sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from mkclust._io import write_json  # noqa: E402
 from mkclust._jobs import job  # noqa: E402
 from mkclust.run_spec import Run  # noqa: E402
