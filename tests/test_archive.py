@@ -103,3 +103,13 @@ def test_a_rerun_is_compared_with_the_archive_run_by_run(archive, tiny_plan):
     same = compare_runs(archive, p, wd / "data")
     assert len(same) == len(p.run_groups()) and (same["runs_differing"] == 0).all()
     assert same["max_metric_diff"].max() == 0.0
+
+
+def test_a_new_piece_takes_only_the_groups_no_other_piece_holds(archive, tiny_plan, tmp_path):
+    p, wd = tiny_plan
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    with pytest.raises(ValueError, match="missing from the archive's other pieces"):
+        write_piece(copy, "second", p, wd / "data", [TINY])
+    write_piece(copy, "all", p, wd / "data", [TINY])          # the same piece again replaces itself
+    assert set(archived_groups(copy).values()) == {"all"}

@@ -103,14 +103,18 @@ def _versions() -> dict:
 
 def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, configfiles: list[str | Path],
                 groups: list[tuple] | None = None, commit: str | None = None, note: str = "") -> Path:
-    """Archive the run groups ``groups`` (default: every planned group complete under ``data_dir``)
-    of ``plan`` as ``<archive>/<piece>/``; returns the manifest's path. A piece of that name is
-    replaced whole."""
+    """Archive the run groups ``groups`` (default: every planned group complete under ``data_dir``
+    that no other piece of the archive holds) of ``plan`` as ``<archive>/<piece>/``; returns the
+    manifest's path. A piece of that name is replaced whole."""
     from mkclust.reporting.pages import commit as checkout_commit
 
-    groups = complete_groups(plan, data_dir) if groups is None else list(groups)
+    if groups is None:   # every complete group that no other piece holds yet
+        held = {g for g, where in archived_groups(archive).items() if where != piece} if Path(archive).is_dir() else set()
+        groups = [g for g in complete_groups(plan, data_dir) if group_name(g) not in held]
+    groups = list(groups)
     if not groups:
-        raise ValueError(f"no run group of the configuration is complete under {data_dir}/runs")
+        raise ValueError(f"no run group of the configuration is complete under {data_dir}/runs "
+                         "and missing from the archive's other pieces")
     planned = plan.run_groups()
     unknown = [g for g in groups if g not in planned]
     if unknown:
