@@ -25,6 +25,7 @@ CAUSES = {
     "setting-open": "a setting the paper leaves open; ours is a documented choice",
     "published-degenerate": "the published value is the trivial one-cluster (or otherwise degenerate) value",
     "model-prefers-other": "the method's objective prefers another labelling than the true one",
+    "seed-noise": "within two standard errors of the difference between two means over random starts (ours and the authors')",
     "authors-code-differs": "the authors' code runs differently from the paper's text",
     "not-yet-explained": "no cause found yet",
 }
