@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import io
 import json
 import math
@@ -41,6 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from mkclust._io import atomic_open
+from mkclust.datasets.download import sha256_file
 from mkclust.records import load_records, records_to_frame
 
 #: the columns that identify a run in a results table
@@ -53,12 +53,9 @@ def group_name(group: tuple) -> str:
     return "/".join(group)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+def run_key(run) -> tuple:
+    """A planned :class:`~mkclust.run_spec.Run` as the values of :data:`RUN_KEY` in its results row."""
+    return (run.experiment, run.algorithm, run.dataset, run.bank, run.param_id, run.seed)
 
 
 def _write_gz_csv(df: pd.DataFrame, path: Path) -> None:
@@ -96,17 +93,12 @@ def _blas() -> list[dict]:
             for d in threadpool_info()]
 
 
-def _versions() -> dict:
-    from mkclust.reporting.pages import versions
-    return versions()
-
-
 def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, configfiles: list[str | Path],
                 groups: list[tuple] | None = None, commit: str | None = None, note: str = "") -> Path:
     """Archive the run groups ``groups`` (default: every planned group complete under ``data_dir``
     that no other piece of the archive holds) of ``plan`` as ``<archive>/<piece>/``; returns the
     manifest's path. A piece of that name is replaced whole."""
-    from mkclust.reporting.pages import commit as checkout_commit
+    from mkclust.reporting.pages import commit as checkout_commit, versions
 
     if groups is None:   # every complete group that no other piece holds yet
         held = {g for g, where in archived_groups(archive).items() if where != piece} if Path(archive).is_dir() else set()
@@ -130,7 +122,7 @@ def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, con
     for exp, gs in sorted(by_exp.items()):
         paths = [records_file(data_dir, g) for g in sorted(gs)]
         df = records_to_frame(load_records(paths))
-        want = {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, r.seed) for g in gs for r in planned[g]}
+        want = {run_key(r) for g in gs for r in planned[g]}
         have = set(map(tuple, df[RUN_KEY].itertuples(index=False, name=None)))
         if want - have:
             raise ValueError(f"{exp}: the records under {data_dir} lack {len(want - have)} planned runs of the "
@@ -140,14 +132,14 @@ def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, con
         df = read_csv_exact(io.StringIO(df.to_csv(index=False)))
         out = folder / f"{exp}.csv.gz"
         _write_gz_csv(df, out)
-        files[out.name] = _sha256(out)
+        files[out.name] = sha256_file(out)
         cpu += float(pd.to_numeric(df.get("cpu_seconds"), errors="coerce").fillna(0).sum())
         runs += len(df)
     manifest = {
         "piece": piece, "note": note,
-        "configfiles": [{"path": str(p), "sha256": _sha256(Path(p)), "text": Path(p).read_text()} for p in configfiles],
+        "configfiles": [{"path": str(p), "sha256": sha256_file(Path(p)), "text": Path(p).read_text()} for p in configfiles],
         "commit": commit or checkout_commit(Path(__file__).resolve().parents[2]),
-        "versions": _versions(), "blas": _blas(), "python": sys.version.split()[0],
+        "versions": versions(), "blas": _blas(), "python": sys.version.split()[0],
         "run_threads": plan.config.get("run_threads", 1),
         "machine": {"system": platform.system(), "machine": platform.machine(), "processor": platform.processor(),
                     "node": platform.node()},
@@ -170,7 +162,7 @@ def pieces(archive: str | Path) -> list[dict]:
         man = json.loads(m.read_text())
         for name, digest in man["files"].items():
             f = m.parent / name
-            if not f.is_file() or _sha256(f) != digest:
+            if not f.is_file() or sha256_file(f) != digest:
                 raise ValueError(f"archive file {f} is missing or differs from its manifest's sha256; "
                                  f"restore it (git checkout -- {f}) or archive the piece again")
         out.append({**man, "folder": str(m.parent)})
@@ -218,8 +210,7 @@ def archived_results(archive: str | Path, plan, experiment: str, partial: bool =
     # one of them missing, every run of that algorithm on that data set and bank is left out, so no
     # cell averages over part of its grid
     gone = {g[1:4] for g in missing}
-    want = {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, r.seed)
-            for g, rs in planned.items() if g[1:4] not in gone for r in rs}
+    want = {run_key(r) for g, rs in planned.items() if g[1:4] not in gone for r in rs}
     if not frames:
         return pd.DataFrame(columns=RUN_KEY), missing
     df = pd.concat(frames, ignore_index=True, sort=False)
@@ -254,7 +245,7 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
         ref = cache[key]
         new = records_to_frame(load_records([records_file(data_dir, g)]))
         new = read_csv_exact(io.StringIO(new.to_csv(index=False))).set_index(RUN_KEY)
-        keys = [(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, r.seed) for r in planned[g]]
+        keys = [run_key(r) for r in planned[g]]
         worst, differ = 0.0, 0
         for k in keys:
             a, b = new.loc[k], ref.loc[k]
