@@ -65,6 +65,27 @@ if ARCHIVE:
                          + ", ".join(LEFT_OUT[:8]) + (" ..." if len(LEFT_OUT) > 8 else "")
                          + " (python -m mkclust.archive missing --list; or --config archive_partial=true leaves them out)")
 
+# reference_run: results/paper (set in workflow/configs/paper.yaml): an archive of this project's own
+# run of the configuration; every table cell it also holds shows its value beside ours, and the
+# verdicts and run summary count the cells that differ beyond their seed noise (none when rebuilding
+# from an archive: the tables are then the archive's own)
+REFERENCE_RUN = None
+if config.get("reference_run") and not ARCHIVE:
+    from mkclust.archive import archive_files, archived_groups
+    _ref = Path(config["reference_run"])
+    if not _ref.is_absolute() and not _ref.exists():
+        _ref = Path(workflow.basedir) / _ref   # a path in the repository, from any working directory
+    if not _ref.is_dir():
+        print(f"mkclust: reference_run {config['reference_run']} not found: the tables are not compared with a "
+              "reference run", file=sys.stderr)
+    else:
+        try:
+            archived_groups(_ref)
+        except ValueError as exc:
+            raise ValueError(f"reference_run: {exc}") from None
+        REFERENCE_RUN = str(_ref)
+REFERENCE_NAME = config.get("reference_run") if REFERENCE_RUN else None   # as the pages name it
+
 DATA = PLAN.data_dir
 FIGS = PLAN.figures_dir
 GROUPS = PLAN.run_groups()
@@ -82,7 +103,7 @@ wildcard_constraints:
 
 # Under a cluster executor these run where snakemake runs instead of waiting in the queue: datasets
 # may download (compute nodes often have no network), the others read small text files for seconds.
-localrules: dataset, aggregate, table, figure, verdict, run_summary
+localrules: dataset, aggregate, reference_results, table, figure, verdict, run_summary
 
 # snakemake --report report.html: this landing page, then one category per paper (verdict, tables, figures)
 report: "workflow/report/workflow.rst"

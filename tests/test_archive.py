@@ -6,10 +6,11 @@ import gzip
 import json
 import shutil
 
+import pandas as pd
 import pytest
 import yaml
 
-from mkclust.archive import (archive_files, archived_groups, compare_runs, main as archive_cli, missing_groups,
+from mkclust.archive import (archive_files, archived_groups, compare_runs, main as archive_cli, missing_groups, records_file,
                              write_piece)
 from mkclust.configuration import load as load_config
 from mkclust.experiments import plan
@@ -65,7 +66,7 @@ def test_tables_and_verdicts_rebuilt_from_the_archive_are_byte_identical(archive
         assert rebuilt.read_bytes() == f.read_bytes(), f"{f.relative_to(reference)} differs"
 
 
-def test_a_group_missing_from_the_archive_is_named_or_left_out(tiny_plan, tmp_path_factory):
+def test_a_group_missing_from_the_archive_is_named_or_left_out(tiny_plan, tmp_path_factory, capsys):
     p, wd = tiny_plan
     groups = sorted(p.run_groups())
     gone = next(g for g in groups if g[0] == "tiny" and g[1] == "KKM")
@@ -73,6 +74,10 @@ def test_a_group_missing_from_the_archive_is_named_or_left_out(tiny_plan, tmp_pa
     write_piece(root, "part", p, wd / "data", [TINY], groups=[g for g in groups if g != gone])
     assert missing_groups(p, root) == [gone]
     assert archive_cli(["missing", str(root), str(TINY)]) == 1
+    out = capsys.readouterr().out
+    assert "1 of " in out and "tiny: 1 (" in out and "CPU h" in out     # with the estimated cost of what is missing
+    assert archive_cli(["missing", str(root), str(TINY), "--targets", "/scratch/d"]) == 1
+    assert capsys.readouterr().out.split() == [str(records_file("/scratch/d", gone))]   # a snakemake target list
     cfg = yaml.safe_load(TINY.read_text())
     cfg["results_archive"] = str(root)
     out = new_workdir(tmp_path_factory, "partial_run", cfg)
@@ -113,3 +118,44 @@ def test_a_new_piece_takes_only_the_groups_no_other_piece_holds(archive, tiny_pl
         write_piece(copy, "second", p, wd / "data", [TINY])
     write_piece(copy, "all", p, wd / "data", [TINY])          # the same piece again replaces itself
     assert set(archived_groups(copy).values()) == {"all"}
+
+
+def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tiny_plan, tmp_path_factory):
+    """The tiny run compared with its own archive: every cell identical; with an archive whose k-means
+    runs on digits1v7 were moved by 0.3, exactly that cell differs, named in the table, the verdict and
+    the run summary."""
+    p, wd = tiny_plan
+    km = next(g for g in p.run_groups() if g[:3] == ("tiny", "KM", "digits1v7"))
+    doctored = tmp_path_factory.mktemp("doctored")
+    shutil.copytree(wd / "data" / "runs", doctored / "runs")
+    path = records_file(doctored, km)
+    records = json.loads(path.read_text())
+    for r in records:
+        r["metrics"]["majority_acc"] += 0.3
+    path.write_text(json.dumps(records))
+    moved = doctored / "archive"
+    write_piece(moved, "all", p, doctored, [TINY])
+
+    for ref, differ in [(archive, 0), (moved, 1)]:
+        run = tmp_path_factory.mktemp("beside") / "wd"
+        shutil.copytree(wd, run, symlinks=True)          # this run's results, with Snakemake's metadata
+        cfg = yaml.safe_load(TINY.read_text())
+        cfg["reference_run"] = str(ref)
+        (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+        r = smk(run)
+        log = r.stdout + r.stderr
+        assert "rule reference_results:" in log and "rule run:" not in log and "rule table:" in log   # nothing refitted
+        table = (run / "figures" / "tinypaper" / "table2.csv")
+        t = pd.read_csv(table, keep_default_na=False)
+        compared = int((t["reference_state"] != "").sum())
+        assert compared == len(t) and int((t["reference_state"] == "differs").sum()) == differ
+        summary = json.loads((run / "figures" / "run_summary.json").read_text())["reference"]
+        assert summary["archive"] == str(ref) and summary["differs"] == differ and summary["compared"] > compared
+        verdict = (run / "figures" / "tinypaper" / "verdict.md").read_text()
+        assert f"Against the reference run ({ref}): {differ} of {summary['compared']} cells differ" in verdict
+        if differ:
+            bad = t[t["reference_state"] == "differs"].iloc[0]
+            assert (bad["dataset"], bad["column"], bad["metric"]) == ("digits1v7", "KM", "majority_acc")
+            assert bad["reference_diff"] == pytest.approx(-0.3)
+            assert "table2 digits1v7 KM majority_acc" in verdict
+            assert "[ref " in (run / "figures" / "tinypaper" / "table2.md").read_text()

@@ -311,3 +311,60 @@ def test_every_gap_cause_names_a_cell_of_a_paper_table():
         assert r.column == "*" or r.column in spec["columns"], r
         assert r.metric == "*" or r.metric in spec["metrics"], r
         assert r.evidence.strip(), r
+
+
+def test_standard_error_of_a_cell_follows_its_seed_and_parameter_rules():
+    df = runs()
+    one = reduce_runs(df[df.param_id == "kernel=0"], ["acc"], "mean", "only")
+    assert one["se"]["acc"] == pytest.approx(np.std([0.6, 0.8], ddof=1) / math.sqrt(2))
+    grid = reduce_runs(df, ["acc"], "mean", "mean")   # a mean of two independent means
+    se0, se1 = np.std([0.6, 0.8], ddof=1) / math.sqrt(2), np.std([0.9, 0.7], ddof=1) / math.sqrt(2)
+    assert grid["se"]["acc"] == pytest.approx(math.sqrt(se0 ** 2 + se1 ** 2) / 2)
+    assert math.isnan(reduce_runs(df, ["acc"], "best_objective", "best_param_by_metric")["se"]["acc"])
+
+
+def _twenty_seeds(shift=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for alg in ("KKM", "RKKM"):
+        for s in range(20):
+            a = 0.6 + 0.05 * rng.standard_normal() + shift
+            rows.append({"dataset": "YALE", "algorithm": alg, "param_id": "default", "seed": s, "acc": a,
+                         "objective": 10 - a})
+    return frame(rows)
+
+
+def test_a_run_is_compared_with_a_reference_run_cell_by_cell(tmp_path):
+    from mkclust.reporting.tables import compare_with_reference, reference_counts, reference_line
+    spec = {"metrics": ["acc"], "columns": {"KKM": {"algorithm": "KKM"},
+                                            "RKKM-best": {"algorithm": "RKKM", "seeds": "best_objective"}}}
+    ours = build_table(_twenty_seeds(), spec)
+    same = compare_with_reference(ours, build_table(_twenty_seeds(), spec))
+    assert list(same["reference_state"]) == ["identical", "identical"] and (same["reference_diff"] == 0).all()
+
+    other = build_table(_twenty_seeds(seed=1), spec)          # other seeds: the mean moves by noise only
+    noisy = compare_with_reference(ours, other).set_index("column")
+    se = ours.set_index("column").loc["KKM", "se"]
+    assert 0 < abs(noisy.loc["KKM", "reference_diff"]) <= noisy.loc["KKM", "reference_limit"]
+    assert noisy.loc["KKM", "reference_limit"] == pytest.approx(2 * math.sqrt(se ** 2 + other.loc[0, "se"] ** 2))
+    assert noisy.loc["KKM", "reference_state"] == "within noise"
+    assert noisy.loc["RKKM-best", "reference_limit"] == 0      # one run: no seed noise, must be identical
+    assert noisy.loc["RKKM-best", "reference_state"] == "differs"
+
+    shifted = compare_with_reference(ours, build_table(_twenty_seeds(shift=0.1), spec)).set_index("column")
+    assert shifted.loc["KKM", "reference_state"] == "differs"   # 0.1 is about 6 standard errors
+    assert shifted.loc["KKM", "reference_diff"] == pytest.approx(-0.1)
+
+    part = compare_with_reference(ours, build_table(_twenty_seeds()[lambda d: d.algorithm == "KKM"], spec))
+    assert list(part["reference_state"]) == ["identical", ""]    # a cell the reference does not hold
+
+    counts = reference_counts({"t": shifted.reset_index()})
+    assert counts["compared"] == 2 and counts["differs"] == 2 and counts["identical"] == 0
+    assert counts["differing"][0].startswith("t YALE KKM acc: ")
+    assert "2 of 2 cells differ" in reference_line(counts, "results/x")
+
+    write_table(shifted.reset_index(), str(tmp_path / "t"), "t")
+    md = (tmp_path / "t.md").read_text()
+    assert f"[ref {shifted.loc['KKM', 'reference']:.3f} ≠]" in md and "the reference run's value" in md
+    write_table(same, str(tmp_path / "s"), "s")
+    assert "[ref =]" in (tmp_path / "s.md").read_text()

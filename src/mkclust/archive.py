@@ -22,6 +22,8 @@ Command line (``python -m mkclust.archive --help``)::
 
     python -m mkclust.archive add results/paper --piece rmkkm --data /work/run/data workflow/configs/paper.yaml
     python -m mkclust.archive missing results/paper workflow/configs/paper.yaml
+    snakemake --cores 2 --configfile workflow/configs/paper.yaml --config data_dir=/work/run/data -- \
+        $(python -m mkclust.archive missing results/paper workflow/configs/paper.yaml --targets /work/run/data)
     python -m mkclust.archive compare results/paper --data /tmp/rerun/data workflow/configs/paper.yaml
 """
 
@@ -282,6 +284,9 @@ def main(argv=None) -> int:
     m.add_argument("archive")
     m.add_argument("configfiles", nargs="+")
     m.add_argument("--list", action="store_true", help="name every missing group")
+    m.add_argument("--targets", metavar="DATA_DIR",
+                   help="print only the records files of the missing groups under DATA_DIR, one per line: the "
+                        "targets of a snakemake run that computes them (and nothing an earlier piece holds)")
     c = sub.add_parser("compare", help="a rerun's groups against the archive, run by run")
     c.add_argument("archive")
     c.add_argument("--data", required=True)
@@ -296,13 +301,17 @@ def main(argv=None) -> int:
         return 0
     if args.command == "missing":
         gone = missing_groups(p, args.archive)
+        if args.targets:
+            for g in gone:
+                print(records_file(args.targets, g))
+            return 0 if not gone else 1
         total = len(p.run_groups())
         print(f"{len(gone)} of {total} run groups of {' + '.join(args.configfiles)} are missing from {args.archive}")
-        by_exp: dict[str, int] = {}
-        for g in gone:
-            by_exp[g[0]] = by_exp.get(g[0], 0) + 1
-        for e, k in by_exp.items():
-            print(f"  {e}: {k}")
+        from mkclust.estimate import group_rows
+        groups = p.run_groups()
+        for row in group_rows(p, {g: groups[g] for g in gone}):
+            cost = f"about {row.cpu_hours:.2f} CPU h" + (f", {row.unknown} of unknown size" if row.unknown else "")
+            print(f"  {row.name}: {row.jobs} ({row.fits} fits, {cost})")
         if args.list:
             for g in gone:
                 print("  " + group_name(g))

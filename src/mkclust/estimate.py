@@ -118,6 +118,19 @@ def _run_row(p: Plan, exp: str, groups: dict, sizes: dict) -> Row:
     return row
 
 
+def group_rows(p: Plan, groups: dict, sizes: dict | None = None) -> list[Row]:
+    """One :class:`Row` per experiment of ``groups`` (run group -> its runs, a subset of
+    ``p.run_groups()``): their jobs, fits and estimated CPU hours; ``sizes`` (data set -> n, d,
+    classes) computed with :func:`dataset_size` where not given."""
+    sizes = dict(sizes or {})
+    for name in {g[2] for g in groups} - set(sizes):
+        sizes[name] = dataset_size(p, name)
+    by_exp: dict[str, dict] = {}
+    for g, runs in groups.items():
+        by_exp.setdefault(g[0], {})[g] = runs
+    return [_run_row(p, exp, gs, sizes) for exp, gs in by_exp.items()]
+
+
 def estimate(config: dict) -> tuple[list[Row], list[Row], Row]:
     """(one :class:`Row` per experiment, then one for the data set and kernel bank jobs and one for the
     aggregate, table, figure, verdict and summary jobs; one row per paper; the total)."""
@@ -125,10 +138,7 @@ def estimate(config: dict) -> tuple[list[Row], list[Row], Row]:
     groups = p.run_groups()
     used = sorted({g[2] for g in groups})
     sizes = {name: dataset_size(p, name) for name in used}
-    by_exp: dict[str, dict] = {}
-    for g, runs in groups.items():
-        by_exp.setdefault(g[0], {})[g] = runs
-    rows = [_run_row(p, exp, gs, sizes) for exp, gs in by_exp.items()]
+    rows = group_rows(p, groups, sizes)
 
     inputs = Row("data sets and banks", jobs=len(used))
     inputs.cpu_hours = len(used) * JOB_SECONDS / 3600

@@ -19,3 +19,24 @@ rule aggregate:
         ENV
     script:
         "../scripts/aggregate.py"
+
+
+# With reference_run: the reference archive's rows of the runs this configuration plans (the groups it
+# holds), to set beside this run's cells in every table (rule table)
+rule reference_results:
+    input:
+        lambda wc: archive_files(REFERENCE_RUN),
+    output:
+        f"{DATA}/reference/{{experiment}}.csv",
+    params:
+        archive=REFERENCE_RUN,
+        partial=True,
+    resources:
+        mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
+        runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,
+    log:
+        f"{DATA}/logs/reference/{{experiment}}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/aggregate.py"

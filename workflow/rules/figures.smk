@@ -16,6 +16,8 @@ def table_inputs(wc):
     changes, not only when a result does."""
     exp, spec = output_spec("tables", wc)
     inputs = {"results": PLAN.source_results(exp)}
+    if REFERENCE_RUN:   # the reference run's rows of the same experiments (rule reference_results)
+        inputs["reference_results"] = [f"{DATA}/reference/{Path(r).name}" for r in inputs["results"]]
     if spec.get("reference"):
         ref = spec["reference"]
         inputs["reference"] = [str(REFERENCE_DIR / f"{ref['paper']}_{ref['table']}.csv"), str(REFERENCE_DIR / "causes.tsv")]

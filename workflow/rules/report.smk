@@ -22,6 +22,7 @@ rule verdict:
         left_out=lambda wc: [g for g in LEFT_OUT if g.split("/")[0] in {s for e in PLAN.experiments_of(wc.paper)
                                                                        for s in PLAN.sources(e)}],
         caption=lambda wc: verdict_caption(wc.paper, PLAN.claims(wc.paper)),
+        reference_run=REFERENCE_NAME,
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
         runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,
@@ -35,7 +36,8 @@ rule verdict:
 
 rule run_summary:
     input:
-        PLAN.results_targets(),
+        results=PLAN.results_targets(),
+        tables=[t for t in PLAN.table_targets() if t.endswith(".csv")] if REFERENCE_RUN else [],
     output:
         json=f"{FIGS}/run_summary.json",
         rst=f"{FIGS}/run_summary.rst",
@@ -45,6 +47,7 @@ rule run_summary:
         configfiles=[str(f) for f in workflow.configfiles] or [str(Path(workflow.basedir) / "config.yaml")],
         basedir=str(workflow.basedir),
         benchmarks=f"{DATA}/benchmarks",   # Snakemake's per-job measurements (run jobs): their CPU time
+        reference_run=REFERENCE_NAME,
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
         runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,

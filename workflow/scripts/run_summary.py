@@ -6,12 +6,15 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src")) 
 from mkclust._jobs import job  # noqa: E402
 from mkclust.reporting import read_results  # noqa: E402
 from mkclust.reporting.pages import job_cpu_seconds, run_summary, write_summary  # noqa: E402
+from mkclust.reporting.tables import read_tables  # noqa: E402
 
 with job(snakemake, "run_summary") as log:  # noqa: F821
     sm = snakemake  # noqa: F821
-    results = {Path(p).stem: read_results([p]) for p in sm.input}
-    finished = max(Path(p).stat().st_mtime for p in sm.input)   # the newest results table
+    results = {Path(p).stem: read_results([p]) for p in sm.input.results}
+    finished = max(Path(p).stat().st_mtime for p in sm.input.results)   # the newest results table
+    # with a reference run: every table, named figures/<paper>/<table>, for the cells that differ from it
+    tables = read_tables({f"{Path(t).parent.name}/{Path(t).stem}": t for t in sm.input.tables})
     summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir, finished,
-                          job_cpu_seconds(sm.params.benchmarks))
+                          job_cpu_seconds(sm.params.benchmarks), tables, sm.params.reference_run)
     write_summary(sm.output.json[: -len(".json")], summary)
     log.info("%d runs, %.0f s of fit CPU time, commit %s", summary["runs"], summary["cpu_seconds"], summary["commit"])

@@ -1,17 +1,27 @@
-"""Rule table: results CSVs (the experiment's and those it reuses) -> figures/<paper>/<table>.{csv,md,tex}."""
+"""Rule table: results CSVs (the experiment's and those it reuses) -> figures/<paper>/<table>.{csv,md,tex};
+with a reference run, its cells beside ours (mkclust.reporting.tables.compare_with_reference)."""
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from mkclust._jobs import job  # noqa: E402
 from mkclust.reporting import attach_causes, build_table, read_results, write_table  # noqa: E402
+from mkclust.reporting.tables import compare_with_reference  # noqa: E402
 
 with job(snakemake, "table") as log:  # noqa: F821
-    spec = snakemake.params.spec  # noqa: F821
-    rows = spec.get("datasets") or snakemake.params.datasets  # noqa: F821  (a table's own rows, as figure.py)
-    tidy = build_table(read_results(snakemake.input.results), spec, rows)  # noqa: F821
-    base = snakemake.output.csv[: -len(".csv")]  # noqa: F821
+    sm = snakemake  # noqa: F821
+    spec = sm.params.spec
+    rows = spec.get("datasets") or sm.params.datasets  # a table's own rows, as figure.py
+    tidy = build_table(read_results(sm.input.results), spec, rows)
+    base = sm.output.csv[: -len(".csv")]
     if spec.get("reference"):  # figures/<paper>/<table>: the key of the gap causes
         tidy = attach_causes(tidy, Path(base).parent.name, Path(base).name)
+    if "reference_results" in sm.input.keys():
+        ref = read_results(sm.input.reference_results)
+        # the reference run's table, built the same way; its published values and tests are not needed
+        ref_tidy = (build_table(ref, {k: v for k, v in spec.items() if k not in ("compare", "reference")}, rows)
+                    if len(ref) else tidy.iloc[0:0])
+        tidy = compare_with_reference(tidy, ref_tidy)
+        log.info("reference run: %s", tidy["reference_state"].replace("", "not in it").value_counts().to_dict())
     write_table(tidy, base, spec.get("title", Path(base).name), spec.get("legend", ""))
     log.info("%d cells", len(tidy))

@@ -14,6 +14,6 @@ with job(snakemake, "verdict") as log:  # noqa: F821
     tables = read_tables(sm.params.tables)
     verdicts = evaluate(sm.params.claims, tables, read_results(sm.input.results))
     write_verdict(sm.output.csv[: -len(".csv")], sm.params.title, verdicts, tables, data=sm.params.data,
-                  left_out=sm.params.left_out)
+                  left_out=sm.params.left_out, reference_run=sm.params.reference_run)
     for v in verdicts.itertuples():
         log.info("%s: %s (%s)", v.claim, v.status, v.numbers[:200])

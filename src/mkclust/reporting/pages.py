@@ -16,7 +16,7 @@ import pandas as pd
 from mkclust._io import atomic_open
 from mkclust.reference import CAUSES
 from mkclust.reporting._html import html_page, html_table, write_text
-from mkclust.reporting.tables import cell_list, gap_groups
+from mkclust.reporting.tables import cell_list, gap_groups, reference_counts, reference_line
 from mkclust.reporting.verdicts import VERDICT_COLUMNS, gap_counts
 
 # ------------------------------------------------------------------------------------------------
@@ -79,13 +79,20 @@ def left_out_line(left_out: list[str] | None) -> str:
             + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + ".")
 
 
+def _reference(tables: dict, reference_run: str | None) -> str:
+    """The sentence on the reference run (:func:`mkclust.reporting.tables.reference_line`), or ""."""
+    return reference_line(reference_counts(tables), reference_run) if reference_run else ""
+
+
 def verdict_markdown(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None,
-                     left_out: list[str] | None = None) -> str:
+                     left_out: list[str] | None = None, reference_run: str | None = None) -> str:
     lines = [f"# {title}", "", f"**{_headline(verdicts, data)}**", ""]
     if data:
         lines += ["Data: " + " ".join(data_lines(data)), ""]
     if left_out:
         lines += [left_out_line(left_out), ""]
+    if reference_run:
+        lines += [_reference(tables, reference_run), ""]
     lines += ["| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in _verdict_rows(verdicts)]
     lines += ["", LEGEND, "", "## Cells more than 2 points from the published value, by cause", ""]
@@ -108,13 +115,15 @@ LEGEND = ("Each claim is the paper's, in the form its table or figure tests it; 
 
 
 def verdict_html(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None,
-                 left_out: list[str] | None = None) -> str:
+                 left_out: list[str] | None = None, reference_run: str | None = None) -> str:
     cls = ["holds" if h is True else "fails" if h is False else "na" for h in verdicts["holds"]]
     parts = [f"<p><b>{html.escape(_headline(verdicts, data))}</b></p>"]
     if data:
         parts.append("<p>Data: " + html.escape(" ".join(data_lines(data)).replace("`", "")) + "</p>")
     if left_out:
         parts.append(f"<p>{html.escape(left_out_line(left_out))}</p>")
+    if reference_run:
+        parts.append(f"<p>{html.escape(_reference(tables, reference_run))}</p>")
     parts += [html_table(VERDICT_HEADER, _verdict_rows(verdicts), cls), f"<p>{html.escape(LEGEND)}</p>"]
     for name, _, groups in _gap_sections(tables):
         parts.append(f"<h4>{html.escape(name)}: cells more than 2 points from the published value</h4>")
@@ -177,17 +186,19 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
 
 
 def write_verdict(base: str, title: str, verdicts: pd.DataFrame, tables: dict,
-                  data: list[dict] | None = None, left_out: list[str] | None = None) -> list[str]:
+                  data: list[dict] | None = None, left_out: list[str] | None = None,
+                  reference_run: str | None = None) -> list[str]:
     """``base.{csv,md,html,png}``: the claims (:func:`mkclust.reporting.verdicts.evaluate`) and the
     gaps of one paper; ``data`` (:meth:`mkclust.experiments.Plan.paper_data`) says in the pages which
     data sets are the paper's own and which stand in for them; ``left_out``: the run groups a
-    rebuild from a partial results archive left out."""
+    rebuild from a partial results archive left out; ``reference_run``: the archive the tables were
+    compared with (their cells that differ from it beyond their noise are counted and named)."""
     from mkclust.reporting.figures import save_figure
 
     with atomic_open(f"{base}.csv", "w", encoding="utf-8") as fh:
         verdicts[VERDICT_COLUMNS].to_csv(fh, index=False)
-    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables, data, left_out))
-    write_text(f"{base}.html", verdict_html(title, verdicts, tables, data, left_out))
+    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables, data, left_out, reference_run))
+    write_text(f"{base}.html", verdict_html(title, verdicts, tables, data, left_out, reference_run))
     fig = verdict_figure(title, verdicts, tables)
     save_figure(fig, base, formats=("png",))
     return [f"{base}.{e}" for e in ("csv", "md", "html", "png")]
@@ -235,10 +246,12 @@ def job_cpu_seconds(folder: str | Path) -> float | None:
 
 
 def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path,
-                finished: float | None = None, job_cpu: float | None = None) -> dict:
+                finished: float | None = None, job_cpu: float | None = None, tables: dict | None = None,
+                reference_run: str | None = None) -> dict:
     """What was run: per experiment its paper, data sets (with their flags), runs and fit CPU time;
     the commit, package versions, the date the summary was written and ``finished``, the time (epoch
-    seconds) the newest results table was written."""
+    seconds) the newest results table was written; with ``reference_run``, ``reference``: the
+    archive and :func:`~mkclust.reporting.tables.reference_counts` over ``tables`` (name -> tidy)."""
     exps = []
     for name, df in results.items():
         e = config["experiments"][name]
@@ -256,7 +269,8 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
             "finished": stamp(finished) if finished else "",
             "configfiles": list(configfiles), "versions": versions(), "experiments": exps,
             "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps),
-            "job_cpu_seconds": job_cpu}
+            "job_cpu_seconds": job_cpu,
+            "reference": ({"archive": reference_run, **reference_counts(tables or {})} if reference_run else None)}
 
 
 def _hours(s: float) -> str:
@@ -289,7 +303,14 @@ def summary_rst(summary: dict) -> str:
     for row in [SUMMARY_HEADER, *summary_rows(summary)]:
         lines.append("   * - " + esc(row[0]))
         lines += [f"     - {esc(c)}" for c in row[1:]]
+    if summary.get("reference"):
+        lines += ["", "**Reference run** " + esc(_summary_reference(summary))]
     return "\n".join(lines) + "\n"
+
+
+def _summary_reference(summary: dict) -> str:
+    ref = summary["reference"]
+    return reference_line(ref, ref["archive"])
 
 
 def write_summary(base: str, summary: dict) -> list[str]:
@@ -303,5 +324,8 @@ def write_summary(base: str, summary: dict) -> list[str]:
             + (f"; the run jobs' CPU time with their start-up: {_hours(summary['job_cpu_seconds'])}"
                if summary.get("job_cpu_seconds") else "") + ".</p>"
             f"<p><b>Package versions</b> {html.escape(', '.join(f'{k} {v}' for k, v in summary['versions'].items()))}</p>")
-    write_text(f"{base}.html", html_page("What was run", [head, html_table(SUMMARY_HEADER, summary_rows(summary))]))
+    parts = [head, html_table(SUMMARY_HEADER, summary_rows(summary))]
+    if summary.get("reference"):
+        parts.append(f"<p><b>Reference run</b> {html.escape(_summary_reference(summary))}</p>")
+    write_text(f"{base}.html", html_page("What was run", parts))
     return [f"{base}.{e}" for e in ("json", "rst", "html")]

@@ -41,7 +41,7 @@ def read_tables(paths: dict) -> dict:
     out = {}
     for name, path in paths.items():
         df = pd.read_csv(path)
-        for c in ("vs", "cause", "evidence", "flags", "chosen", "na_reason"):
+        for c in ("vs", "cause", "evidence", "flags", "chosen", "na_reason", "reference_state"):
             if c in df.columns:
                 df[c] = df[c].fillna("").astype(str)
         if "oracle" in df.columns:
@@ -68,12 +68,13 @@ def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame
             for m in metrics:
                 row[m] = h[m].mean()
                 row[m + ":std"] = h[m].std(ddof=1) if len(h) > 1 else math.nan
+                row[m + ":se"] = row[m + ":std"] / math.sqrt(len(h))
         elif seeds == "best_objective":
             if h["objective"].isna().all():
                 raise ValueError(f"best_objective needs run objectives; {pid} has none")
             best = h.loc[h["objective"].idxmin()]
             for m in metrics:
-                row[m], row[m + ":std"] = best[m], math.nan
+                row[m], row[m + ":std"], row[m + ":se"] = best[m], math.nan, math.nan
         else:
             raise ValueError(f"unknown seed rule {seeds!r}; known: {SEED_RULES}")
         rows.append(row)
@@ -82,7 +83,10 @@ def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame
 
 def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params: str = "only",
                 select_by: str | None = None) -> dict:
-    """Reduce the runs of one (dataset, column) to {metric: (value, std)} plus bookkeeping."""
+    """Reduce the runs of one (dataset, column) to {metric: (value, std)} plus bookkeeping, among it
+    ``se``: {metric: the standard error of the value over the seeds} (NaN for a value without seed
+    noise: one run, or the best objective's run). For a mean over parameter sets it is that of a mean
+    of independent means, sqrt(sum of their squared standard errors) / their number."""
     if params not in PARAM_RULES:
         raise ValueError(f"unknown parameter rule {params!r}; known: {PARAM_RULES}")
     pp = _per_params(g, metrics, seeds)
@@ -92,20 +96,24 @@ def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params
             raise ValueError(f"parameter rule 'only' found {len(pp)} parameter sets "
                              f"({', '.join(pp['param_id'])}); choose 'mean' or 'best_param_by_metric'")
         out.update({m: (pp[m].iloc[0], pp[m + ":std"].iloc[0]) for m in metrics})
+        out["se"] = {m: pp[m + ":se"].iloc[0] for m in metrics}
         out["chosen"] = pp["param_id"].iloc[0]
     elif params == "mean":
         out.update({m: (pp[m].mean(), pp[m].std(ddof=1) if len(pp) > 1 else pp[m + ":std"].iloc[0])
                     for m in metrics})
+        out["se"] = {m: math.sqrt(float((pp[m + ":se"] ** 2).sum(skipna=False))) / len(pp) for m in metrics}
         out["chosen"] = f"mean of {len(pp)}"
     elif select_by == "each":  # every metric at its own best parameter set (the papers' "-b")
         best = {m: pp.loc[pp[m].idxmax()] for m in metrics}
         out.update({m: (best[m][m], best[m][m + ":std"]) for m in metrics})
+        out["se"] = {m: best[m][m + ":se"] for m in metrics}
         out["oracle"] = True
         out["chosen"] = "; ".join(f"{m}: {best[m]['param_id']}" for m in metrics)
     else:
         key = select_by or metrics[0]
         best = pp.loc[pp[key].idxmax()]
         out.update({m: (best[m], best[m + ":std"]) for m in metrics})
+        out["se"] = {m: best[m + ":se"] for m in metrics}
         out["oracle"], out["chosen"] = True, best["param_id"]
     return out
 
@@ -196,7 +204,8 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                                        for v in g[c].dropna().unique()}))   # e.g. the imbalanced sets' balance
             if ok.empty:
                 red = {m: (math.nan, math.nan) for m in metrics}
-                red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": str(g["reason"].iloc[0])})
+                red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": str(g["reason"].iloc[0]),
+                            "se": {m: math.nan for m in metrics}})
             else:
                 red = reduce_runs(ok, metrics, seeds, params, col.get("select_by", spec.get("select_by")))
                 red["reason"] = ""
@@ -209,7 +218,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                              "std": float(std), "published": pub, "diff": float(value) - pub,
                              "n_runs": red["n_runs"], "seeds_rule": seeds, "params_rule": params,
                              "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags, "derived": derived,
-                             "na_reason": red["reason"], "vs": "", "p_value": math.nan})
+                             "na_reason": red["reason"], "vs": "", "p_value": math.nan, "se": float(red["se"][m])})
                 if not ok.empty and seeds == "mean" and ";" not in red["chosen"]:
                     series[(ds, label, m)] = _per_seed(ok, m, red["chosen"])
     tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
@@ -219,7 +228,9 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
 
 
 TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
-                "params_rule", "oracle", "chosen", "flags", "derived", "na_reason", "vs", "p_value"]
+                "params_rule", "oracle", "chosen", "flags", "derived", "na_reason", "vs", "p_value", "se"]
+#: the columns :func:`compare_with_reference` adds
+REFERENCE_COLUMNS = ["reference", "reference_diff", "reference_limit", "reference_state"]
 
 
 def _compare(tidy: pd.DataFrame, series: dict, spec: dict) -> None:
@@ -235,6 +246,81 @@ def _compare(tidy: pd.DataFrame, series: dict, spec: dict) -> None:
         if key not in series or refkey not in series:
             continue
         tidy.loc[i, ["vs", "p_value"]] = paired_outcome(series[refkey], series[key], alpha)
+
+
+#: a cell compared with a reference run (:func:`compare_with_reference`): state -> (plain, TeX) mark
+REFERENCE_MARKS = {"identical": ("=", "$=$"), "within noise": ("≈", r"$\approx$"), "differs": ("≠", r"$\neq$")}
+#: two values closer than this are the same number (a float written to CSV and read back is exact)
+EXACT = 1e-9
+
+
+def compare_with_reference(tidy: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """``tidy`` with the same cells of a reference run's table (built by :func:`build_table` from the
+    reference run's results with the same spec) beside its own: ``reference`` (its value),
+    ``reference_diff`` (ours minus it), ``reference_limit`` and ``reference_state``:
+
+    - ``identical``: both values within :data:`EXACT` (or both N/A);
+    - ``within noise``: a difference no larger than ``reference_limit``, two standard errors of the
+      difference of two independent means, 2 sqrt(se^2 + se_ref^2) (each ``se`` from
+      :func:`reduce_runs`); a cell without seed noise (one run, the best objective's run) has limit 0,
+      so it must be identical;
+    - ``differs``: anything else, including a value on one side only;
+    - empty: the reference run has no such cell (a run group it does not hold).
+    """
+    out = tidy.copy()
+    ref = reference.set_index(["dataset", "column", "metric"])
+    vals, diffs, limits, states = [], [], [], []
+    for r in out.itertuples(index=False):
+        key = (r.dataset, r.column, r.metric)
+        if key not in ref.index:
+            vals.append(math.nan), diffs.append(math.nan), limits.append(math.nan), states.append("")
+            continue
+        q = ref.loc[key]
+        v, w = float(r.value), float(q["value"])
+        se = [float(x) for x in (r.se, q["se"])]
+        limit = 2 * math.sqrt(se[0] ** 2 + se[1] ** 2) if all(math.isfinite(x) and x > 0 for x in se) else 0.0
+        d = v - w
+        if math.isnan(v) and math.isnan(w):
+            state = "identical"
+        elif math.isnan(d):
+            state = "differs"
+        elif abs(d) <= EXACT:
+            state = "identical"
+        else:
+            state = "within noise" if abs(d) <= limit else "differs"
+        vals.append(w), diffs.append(d), limits.append(limit), states.append(state)
+    out["reference"], out["reference_diff"], out["reference_limit"], out["reference_state"] = vals, diffs, limits, states
+    return out
+
+
+def reference_counts(tables: dict) -> dict:
+    """Over a run's tables (name -> tidy), the cells compared with the reference run: ``compared``,
+    one count per state of :data:`REFERENCE_MARKS`, and ``differing``: 'table dataset column
+    metric: ours vs reference (diff; limit)' of each cell that differs."""
+    counts = {"compared": 0, **{s: 0 for s in REFERENCE_MARKS}, "differing": []}
+    for name, t in tables.items():
+        if "reference_state" not in t.columns:
+            continue
+        st = t["reference_state"].fillna("").astype(str)
+        counts["compared"] += int((st != "").sum())
+        for s in REFERENCE_MARKS:
+            counts[s] += int((st == s).sum())
+        for r in t[st == "differs"].itertuples(index=False):
+            counts["differing"].append(f"{name} {r.dataset} {r.column} {r.metric}: {r.value:.4f} vs {r.reference:.4f} "
+                                       f"({r.reference_diff:+.4f}; noise limit {r.reference_limit:.4f})")
+    return counts
+
+
+def reference_line(counts: dict, archive: str = "") -> str:
+    """One sentence: how many cells of the run differ from the reference run beyond their noise."""
+    where = f" ({archive})" if archive else ""
+    if not counts["compared"]:
+        return f"Reference run{where}: no cell of this run is in it."
+    return (f"Against the reference run{where}: {counts['differs']} of {counts['compared']} cells differ by more than "
+            f"their seed noise ({counts['identical']} identical, {counts['within noise']} within two standard errors"
+            " of the difference; a cell without seed noise must be identical)"
+            + (": " + "; ".join(counts["differing"][:30]) + (" ..." if len(counts["differing"]) > 30 else "") + "."
+               if counts["differing"] else "."))
 
 
 #: a cell further than this from its published value gets a cause (``attach_causes``)
@@ -316,6 +402,10 @@ def _cell(r, tex: bool = False) -> str:
         s += r"$^\dagger$" if tex else " †"
     if r.get("vs") in MARKS:
         s += " " + MARKS[r["vs"]][int(tex)]
+    state = r.get("reference_state")
+    if isinstance(state, str) and state in REFERENCE_MARKS:
+        mark = REFERENCE_MARKS[state][int(tex)]
+        s += f" [ref {mark}]" if state == "identical" else f" [ref {r['reference']:.3f} {mark}]"
     if not math.isnan(r["published"]):
         s += f" ({r['published']:.3f}, {r['diff']:+.3f})"
     return s
@@ -350,6 +440,9 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
         text += " " + note.strip()
     if tidy["published"].notna().any():
         text += " In parentheses: the published value and our difference from it."
+    if "reference_state" in tidy.columns and tidy["reference_state"].fillna("").ne("").any():
+        text += (" [ref ...]: the reference run's value; = identical, ≈ within two standard errors of the"
+                 " difference of the two means, ≠ beyond them (a cell without seed noise must be identical).")
     if tidy["oracle"].any():
         text += " † oracle choice: the best parameter setting by the true labels (as the paper does)."
     if tidy["vs"].isin(["win", "tie", "loss"]).any():
