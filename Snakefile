@@ -15,12 +15,12 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 if not workflow.overwrite_configfiles:
     configfile: str(Path(workflow.basedir) / "config.yaml")
 
-from mkclust.configuration import resolve, schema_errors
+from mkclust.configuration import command_line_values, resolve, schema_errors
 from mkclust.experiments import ConfigError, plan
 
 # experiments that name a protocol (workflow/protocols/) become the protocol with their overrides
 try:
-    _resolved = resolve(config, Path(workflow.basedir) / "workflow/protocols")
+    _resolved = resolve(command_line_values(config), Path(workflow.basedir) / "workflow/protocols")
 except ConfigError as exc:
     raise ValueError(f"config: {exc}") from None
 config.clear()

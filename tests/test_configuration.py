@@ -117,3 +117,14 @@ def test_the_reference_run_pieces_partition_the_paper_configuration():
             assert run not in seen, f"{run} is in {seen.get(run)} and {piece.name}"
             seen[run] = piece.name
     assert set(seen) == set(whole.runs)
+
+
+def test_command_line_switches_read_as_yaml_reads_them():
+    from mkclust.configuration import command_line_values
+    got = command_line_values({"archive_partial": "true", "reference_run": "null", "results_archive": "results/x",
+                               "data_mirror": "None", "data_dir": "null"})
+    assert got == {"archive_partial": True, "reference_run": None, "results_archive": "results/x",
+                   "data_mirror": None, "data_dir": "null"}     # only the switches; a data folder may be named null
+    assert command_line_values({"archive_partial": "no"})["archive_partial"] is False
+    with pytest.raises(ConfigError, match="archive_partial: 'maybe' is not true or false"):
+        command_line_values({"archive_partial": "maybe"})

@@ -368,3 +368,22 @@ def test_a_run_is_compared_with_a_reference_run_cell_by_cell(tmp_path):
     assert f"[ref {shifted.loc['KKM', 'reference']:.3f} ≠]" in md and "the reference run's value" in md
     write_table(same, str(tmp_path / "s"), "s")
     assert "[ref =]" in (tmp_path / "s.md").read_text()
+
+
+def test_a_gap_within_the_noise_of_two_means_of_runs_is_seed_noise():
+    from mkclust.reporting import attach_causes
+    tidy = pd.DataFrame({"dataset": ["A", "A", "A", "B"], "column": ["X", "X", "Y", "X"],
+                         "metric": ["acc", "nmi", "acc", "acc"], "value": [0.63, 0.70, 0.63, 0.63],
+                         "published": [0.60, 0.60, 0.60, 0.60], "se": [0.011, 0.011, 0.011, 0.01]})
+    tidy["diff"] = tidy["value"] - tidy["published"]
+    causes = pd.DataFrame([["p", "t", "B", "X", "*", "data-differs", "B differs"]],
+                          columns=["paper", "table", "dataset", "column", "metric", "cause", "evidence"])
+    plain = attach_causes(tidy, "p", "t", causes)
+    assert list(plain["cause"]) == ["not-yet-explained"] * 3 + ["data-differs"]
+    out = attach_causes(tidy, "p", "t", causes, mean_of_runs=True)
+    # 0.03 <= 2 sqrt(2) 0.011 = 0.0311: noise; 0.10 is not; a named cause stays
+    assert list(out["cause"]) == ["seed-noise", "not-yet-explained", "seed-noise", "data-differs"]
+    assert "acc 0.630 against 0.600 (+0.030; two standard errors of the difference 0.031)" in out.loc[0, "evidence"]
+    assert "nmi" not in out.loc[0, "evidence"]
+    only_y = attach_causes(tidy, "p", "t", causes, mean_of_runs=["Y"])
+    assert list(only_y["cause"]) == ["not-yet-explained", "not-yet-explained", "seed-noise", "data-differs"]

@@ -103,6 +103,33 @@ def _seeds(value, where: str):
     return value
 
 
+#: top-level switches a person sets with ``--config key=value``: booleans, and paths that may be null
+SWITCHES = {"archive_partial": bool, "results_archive": "path", "reference_run": "path", "data_mirror": "path"}
+
+
+def command_line_values(config: dict) -> dict:
+    """``config`` with the top-level switches of :data:`SWITCHES` given as words on the command line
+    read as YAML would read them: Snakemake's ``--config`` reads only ``True``/``False`` as booleans
+    and keeps ``true``, ``false``, ``null`` and ``none`` as strings. An unreadable boolean is an error
+    naming the key."""
+    out = dict(config)
+    for key, kind in SWITCHES.items():
+        v = out.get(key)
+        if not isinstance(v, str):
+            continue
+        word = v.strip().lower()
+        if kind is bool:
+            if word in ("true", "yes", "on", "1"):
+                out[key] = True
+            elif word in ("false", "no", "off", "0", ""):
+                out[key] = False
+            else:
+                raise ConfigError(f"{key}: {v!r} is not true or false")
+        elif word in ("null", "none", "~", ""):
+            out[key] = None
+    return out
+
+
 def resolve(config: dict, folder: str | Path = PROTOCOL_DIR) -> dict:
     """The configuration with every ``protocol:`` experiment expanded and the seed ranges written
     out: what the schema validates and :func:`mkclust.experiments.plan` plans. ``config`` itself is

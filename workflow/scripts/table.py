@@ -15,7 +15,8 @@ with job(snakemake, "table") as log:  # noqa: F821
     tidy = build_table(read_results(sm.input.results), spec, rows)
     base = sm.output.csv[: -len(".csv")]
     if spec.get("reference"):  # figures/<paper>/<table>: the key of the gap causes
-        tidy = attach_causes(tidy, Path(base).parent.name, Path(base).name)
+        tidy = attach_causes(tidy, Path(base).parent.name, Path(base).name,
+                             mean_of_runs=spec["reference"].get("mean_of_runs", False))
     if "reference_results" in sm.input.keys():
         ref = read_results(sm.input.reference_results)
         # the reference run's table, built the same way; its published values and tests are not needed

@@ -327,26 +327,47 @@ def reference_line(counts: dict, archive: str = "") -> str:
 GAP = 0.02
 
 
-def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFrame | None = None) -> pd.DataFrame:
+def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFrame | None = None,
+                  mean_of_runs: bool | list[str] = False) -> pd.DataFrame:
     """``tidy`` with ``cause`` and ``evidence`` for every cell more than :data:`GAP` from its
     published value: the most specific row of ``causes`` (default :func:`load_causes`) for
     (``paper``, ``table``, dataset, column, metric), ``*`` matching anything; a cell no row names is
-    ``not-yet-explained``. Other cells get empty strings."""
+    ``not-yet-explained``. Other cells get empty strings.
+
+    ``mean_of_runs``: the published values (True: all; a list: those of these columns) are the
+    authors' means over as many random starts as ours (``reference: {mean_of_runs: ...}``). A cell that would be ``not-yet-explained`` and whose
+    difference is within two standard errors of the difference of two such means, 2 sqrt(2) times
+    its own standard error (the authors' runs assumed as spread as ours), is ``seed-noise``, with the
+    numbers of each such metric of its (dataset, column) as evidence."""
     causes = load_causes() if causes is None else causes
     rows = causes[(causes["paper"] == paper) & (causes["table"] == table)]
     out = tidy.copy()
     out["cause"], out["evidence"] = "", ""
     off = out["published"].notna() & (out["diff"].abs() > GAP + 1e-12)
+    noise: dict[tuple, list[int]] = {}
     for i in out.index[off]:
         r = out.loc[i]
         hit = rows[rows["dataset"].isin([r["dataset"], "*"]) & rows["column"].isin([r["column"], "*"])
                    & rows["metric"].isin([r["metric"], "*"])]
         if hit.empty:
-            out.loc[i, ["cause", "evidence"]] = ["not-yet-explained", ""]
+            cause, evidence = "not-yet-explained", ""
+        else:
+            best = hit.loc[(hit[["dataset", "column", "metric"]] != "*").sum(axis=1).idxmax()]
+            cause, evidence = best["cause"], best["evidence"]
+        se = float(r["se"]) if "se" in out.columns else math.nan
+        means = mean_of_runs is True or (isinstance(mean_of_runs, list) and r["column"] in mean_of_runs)
+        if (means and cause == "not-yet-explained" and math.isfinite(se) and se > 0
+                and abs(r["diff"]) <= 2 * math.sqrt(2) * se):
+            noise.setdefault((r["dataset"], r["column"]), []).append(i)
             continue
-        specific = (hit[["dataset", "column", "metric"]] != "*").sum(axis=1)
-        best = hit.loc[specific.idxmax()]
-        out.loc[i, ["cause", "evidence"]] = [best["cause"], best["evidence"]]
+        out.loc[i, ["cause", "evidence"]] = [cause, evidence]
+    for idx in noise.values():
+        parts = [f"{out.loc[i, 'metric']} {out.loc[i, 'value']:.3f} against {out.loc[i, 'published']:.3f} "
+                 f"({out.loc[i, 'diff']:+.3f}; two standard errors of the difference "
+                 f"{2 * math.sqrt(2) * out.loc[i, 'se']:.3f})" for i in idx]
+        text = "the published value is the authors' mean over their own random starts, ours over ours: " + "; ".join(parts)
+        for i in idx:
+            out.loc[i, ["cause", "evidence"]] = ["seed-noise", text]
     return out
 
 
