@@ -64,6 +64,16 @@ def test_tables_and_verdicts_rebuilt_from_the_archive_are_byte_identical(archive
     for f in files:
         rebuilt = wd / "figures" / f.relative_to(reference)
         assert rebuilt.read_bytes() == f.read_bytes(), f"{f.relative_to(reference)} differs"
+    # the README's Results section from a rebuild depends on the archive only: a second rebuild, later
+    # and elsewhere, gives the same text, which names the archive's piece and not the rebuild's time
+    from mkclust.reporting.results import section
+    again = new_workdir(tmp_path_factory, "from_archive_again", cfg)
+    smk(again)
+    text = section(wd / "figures", pages="results/tiny/pages")
+    assert text == section(again / "figures", pages="results/tiny/pages")
+    man = json.loads((archive / "all" / "manifest.json").read_text())
+    assert f"the results archive `{archive}`, rebuilt without fitting (pieces: `all`" in text
+    assert f"archived {man['archived']})" in text
 
 
 def test_a_group_missing_from_the_archive_is_named_or_left_out(tiny_plan, tmp_path_factory, capsys):

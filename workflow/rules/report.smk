@@ -48,6 +48,8 @@ rule run_summary:
         basedir=str(workflow.basedir),
         benchmarks=f"{DATA}/benchmarks",   # Snakemake's per-job measurements (run jobs): their CPU time
         reference_run=REFERENCE_NAME,
+        archive=config.get("results_archive"),   # rebuilt from an archive: its pieces, and what it lacks
+        left_out=LEFT_OUT,
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
         runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,

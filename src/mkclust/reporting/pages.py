@@ -247,11 +247,16 @@ def job_cpu_seconds(folder: str | Path) -> float | None:
 
 def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path,
                 finished: float | None = None, job_cpu: float | None = None, tables: dict | None = None,
-                reference_run: str | None = None) -> dict:
+                reference_run: str | None = None, archive: str | None = None, left_out: int = 0) -> dict:
     """What was run: per experiment its paper, data sets (with their flags), runs and fit CPU time;
     the commit, package versions, the date the summary was written and ``finished``, the time (epoch
     seconds) the newest results table was written; with ``reference_run``, ``reference``: the
-    archive and :func:`~mkclust.reporting.tables.reference_counts` over ``tables`` (name -> tidy)."""
+    archive and :func:`~mkclust.reporting.tables.reference_counts` over ``tables`` (name -> tidy).
+
+    Rebuilt from a results archive (``archive``, as the configuration names it): ``archive`` holds its
+    pieces (name, commit, date archived, runs, fit CPU, groups) and the number of run groups
+    ``left_out``, and ``finished`` is the latest piece's date, so that what the README's Results
+    section takes from the summary depends on the archive only, not on when it was rebuilt."""
     exps = []
     for name, df in results.items():
         e = config["experiments"][name]
@@ -265,8 +270,17 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
                      "runs": int(len(df)), "not_finished": int(len(df) - len(ok)),
                      "cpu_seconds": float(pd.to_numeric(df.get("cpu_seconds"), errors="coerce").sum()) if len(df) else 0.0})
     stamp = lambda t: datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")  # noqa: E731
+    built = None
+    if archive:
+        from mkclust.archive import pieces
+        built = {"path": archive, "left_out": int(left_out),
+                 "pieces": [{"piece": m["piece"], "commit": m["commit"], "archived": m["archived"], "runs": m["runs"],
+                             "fit_cpu_seconds": m["fit_cpu_seconds"], "groups": len(m["groups"])}
+                            for m in pieces(Path(basedir, archive) if not Path(archive).exists() else archive)]}
     return {"date": stamp(datetime.now(timezone.utc).timestamp()), "commit": commit(basedir),
-            "finished": stamp(finished) if finished else "",
+            "finished": (max((m["archived"] for m in built["pieces"]), default="") if built
+                         else stamp(finished) if finished else ""),
+            "archive": built,
             "configfiles": list(configfiles), "versions": versions(), "experiments": exps,
             "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps),
             "job_cpu_seconds": job_cpu,
