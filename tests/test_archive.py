@@ -98,6 +98,10 @@ def test_a_group_missing_from_the_archive_is_named_or_left_out(tiny_plan, tmp_pa
     smk(out)
     verdict = (out / "figures" / "tinypaper" / "verdict.md").read_text()
     assert "Left out: 1 run group(s) not in the results archive" in verdict and "/".join(gone) in verdict
+    summary = json.loads((out / "figures" / "run_summary.json").read_text())
+    assert summary["archive"]["left_out"] == 1 and summary["archive"]["pieces"][0]["piece"] == "part"
+    tiny = next(e for e in summary["experiments"] if e["experiment"] == "tiny")
+    assert gone[2] not in tiny["datasets"] and len(tiny["datasets"]) == len(cfg["experiments"]["tiny"]["datasets"]) - 1
 
 
 def test_a_changed_archive_file_or_a_group_in_two_pieces_is_an_error(archive, tiny_plan, tmp_path):

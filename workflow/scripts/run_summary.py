@@ -16,6 +16,6 @@ with job(snakemake, "run_summary") as log:  # noqa: F821
     tables = read_tables({f"{Path(t).parent.name}/{Path(t).stem}": t for t in sm.input.tables})
     summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir, finished,
                           job_cpu_seconds(sm.params.benchmarks), tables, sm.params.reference_run,
-                          sm.params.archive, len(sm.params.left_out))
+                          sm.params.archive, list(sm.params.left_out))
     write_summary(sm.output.json[: -len(".json")], summary)
     log.info("%d runs, %.0f s of fit CPU time, commit %s", summary["runs"], summary["cpu_seconds"], summary["commit"])

@@ -247,7 +247,7 @@ def job_cpu_seconds(folder: str | Path) -> float | None:
 
 def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path,
                 finished: float | None = None, job_cpu: float | None = None, tables: dict | None = None,
-                reference_run: str | None = None, archive: str | None = None, left_out: int = 0) -> dict:
+                reference_run: str | None = None, archive: str | None = None, left_out: list[str] | None = None) -> dict:
     """What was run: per experiment its paper, data sets (with their flags), runs and fit CPU time;
     the commit, package versions, the date the summary was written and ``finished``, the time (epoch
     seconds) the newest results table was written; with ``reference_run``, ``reference``: the
@@ -255,17 +255,21 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
 
     Rebuilt from a results archive (``archive``, as the configuration names it): ``archive`` holds its
     pieces (name, commit, date archived, runs, fit CPU, groups) and the number of run groups
-    ``left_out``, and ``finished`` is the latest piece's date, so that what the README's Results
-    section takes from the summary depends on the archive only, not on when it was rebuilt."""
+    ``left_out`` (``experiment/algorithm/dataset/bank/group``), and ``finished`` is the latest piece's
+    date, so that what the README's Results section takes from the summary depends on the archive
+    only, not on when it was rebuilt. An experiment's ``datasets`` are then those with no group left
+    out."""
     exps = []
+    gone = [g.split("/") for g in left_out or []]
     for name, df in results.items():
         e = config["experiments"][name]
+        incomplete = {g[2] for g in gone if g[0] == name}
         flags = {}
         if len(df):
             for ds, f in df.groupby("dataset")["dataset_flags"].first().items():
                 flags[ds] = f if isinstance(f, str) else ""
         ok = df[df["status"].astype(str) != "not_finished"] if "status" in df.columns else df
-        exps.append({"experiment": name, "paper": e["paper"], "datasets": list(e["datasets"]),
+        exps.append({"experiment": name, "paper": e["paper"], "datasets": [d for d in e["datasets"] if d not in incomplete],
                      "flags": {d: flags.get(d, "") for d in e["datasets"] if flags.get(d)},
                      "runs": int(len(df)), "not_finished": int(len(df) - len(ok)),
                      "cpu_seconds": float(pd.to_numeric(df.get("cpu_seconds"), errors="coerce").sum()) if len(df) else 0.0})
@@ -273,7 +277,7 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
     built = None
     if archive:
         from mkclust.archive import pieces
-        built = {"path": archive, "left_out": int(left_out),
+        built = {"path": archive, "left_out": len(left_out or []),
                  "pieces": [{"piece": m["piece"], "commit": m["commit"], "archived": m["archived"], "runs": m["runs"],
                              "fit_cpu_seconds": m["fit_cpu_seconds"], "groups": len(m["groups"])}
                             for m in pieces(Path(basedir, archive) if not Path(archive).exists() else archive)]}

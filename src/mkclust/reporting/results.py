@@ -48,8 +48,9 @@ def coverage(summary: dict, full: dict | None, paper: str) -> list[str]:
         if full and e["experiment"] in full.get("experiments", {}):
             every = full["experiments"][e["experiment"]]["datasets"]
             missing = [d for d in every if d not in ds]
+            where = "not in the archive yet" if summary.get("archive") else "not run here"
             text += (f"; the full configuration's {len(every)} data sets" if not missing else
-                     f"; not run here: {', '.join(missing)} ({len(missing)} of {len(every)})")
+                     f"; {where}: {', '.join(missing)} ({len(missing)} of {len(every)})")
         lines.append(f"- {text}")
     return lines
 
