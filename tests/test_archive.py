@@ -5,6 +5,8 @@ left out; a tampered file detected; a rerun compared with the archive run by run
 import gzip
 import json
 import shutil
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -173,3 +175,30 @@ def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tin
             assert bad["reference_diff"] == pytest.approx(-0.3)
             assert "table2 digits1v7 KM majority_acc" in verdict
             assert "[ref " in (run / "figures" / "tinypaper" / "table2.md").read_text()
+
+
+def test_the_readme_results_and_pages_are_the_rebuild_of_the_reference_run(tmp_path):
+    """README.md's results summary, docs/results.md and results/paper/pages/ are what the rebuild from
+    the committed archive gives, byte for byte (the commands in mkclust.reporting.results' docstring)."""
+    from _wf import REPO
+    from mkclust.reporting.results import BEGIN, END, page, summary_block
+
+    pages = REPO / "results" / "paper" / "pages"
+    kept = sorted(f.relative_to(pages) for f in pages.rglob("*") if f.is_file() and f.suffix in (".md", ".csv"))
+    if not kept:
+        pytest.skip("no reference-run pages committed")
+    figs = tmp_path / "pages"
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path), "--cores", "2",
+           "--configfile", str(REPO / "workflow/configs/paper.yaml"), "--config", "results_archive=results/paper",
+           "archive_partial=true", f"figures_dir={figs}", f"data_dir={tmp_path / 'data'}", "--",
+           *(str(figs / p) for p in kept), str(figs / "run_summary.json")]
+    (tmp_path / "results").symlink_to(REPO / "results")      # the archive as the README's command names it
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    for p in kept:
+        assert (figs / p).read_bytes() == (pages / p).read_bytes(), f"results/paper/pages/{p} differs from its rebuild"
+    full = load_config(REPO / "workflow/configs/paper.yaml")
+    assert page(figs, full, "results/paper/pages") == (REPO / "docs" / "results.md").read_text()
+    readme = (REPO / "README.md").read_text()
+    committed = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    assert summary_block(figs, full, "results/paper/pages") == committed

@@ -216,15 +216,23 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
     t["table2_mean"].to_csv(figs / "rmkkm" / "table2_mean.csv", index=False)
     full = {"experiments": {"rmkkm_table2": {"datasets": ["YALE", "JAFFE", "ORL"]}}}
     text = R.section(figs, full)
-    assert "### RMKKM: 0 of 1 claims hold" in text
+    assert "## RMKKM: 0 of 1 claims hold" in text
     assert "| X best | does not hold | 2 of 3 (need all)." in text
     assert "not run here: ORL (1 of 3)" in text and "1.50 h of fit CPU" in text
     assert "| A | 0.9 |" in text and "legend" not in text
-    readme = tmp_path / "README.md"
+    full["experiments"]["rmkkm_table2"]["paper"] = "rmkkm"
+    readme, page = tmp_path / "README.md", tmp_path / "docs" / "results.md"
+    page.parent.mkdir()
     readme.write_text(f"head\n{R.BEGIN}\nstale text\n{R.END}\ntail\n")
-    assert R.main(["--figures", str(figs), "--readme", str(readme)]) == 0
+    assert R.main(["--figures", str(figs), "--readme", str(readme), "--output", str(page), "--pages", "res/pages"]) == 0
     new = readme.read_text()
-    assert new.startswith("head\n") and new.endswith("\ntail\n") and "stale text" not in new and "X best" in new
+    assert new.startswith("head\n") and new.endswith("\ntail\n") and "stale text" not in new
+    assert "| RMKKM | 0 of 1 | 2 | [verdict](res/pages/rmkkm/verdict.md) |" in new and "[docs/results.md](docs/results.md)" in new
+    whole = page.read_text()
+    assert whole.startswith("# Results\n") and "X best" in whole and R.BEGIN not in whole
+    assert "[res/pages/rmkkm/verdict.md](../res/pages/rmkkm/verdict.md)" in whole   # links from docs/
+    block = R.summary_block(figs, full, "res/pages")
+    assert "| RMKKM | 0 of 1 | 2 of 3 | [verdict](res/pages/rmkkm/verdict.md) |" in block   # ORL not covered
     assert R.main(["--figures", str(tmp_path / "nothing")]) == 2
 
 
@@ -249,3 +257,21 @@ def test_job_cpu_time_sums_the_benchmark_files(tmp_path):
         f.parent.mkdir(exist_ok=True)
         f.write_text("s\th:m:s\tmax_rss\tcpu_time\n3.0\t0:00:03\t100\t%s\n" % cpu)
     assert job_cpu_seconds(tmp_path) == pytest.approx(3.75)
+
+
+def test_a_claim_whose_columns_were_left_out_is_not_evaluated_only_in_a_partial_rebuild(tmp_path):
+    from mkclust.reporting.figures import make_figure
+    claims = [{"claim": "X best", "table": "t", "column": "X", "above": "all"},
+              {"claim": "W best", "table": "t", "column": "W", "above": ["X"]}]
+    t = {"t": tidy(GRID)}
+    with pytest.raises(ValueError, match=r"columns \['W'\] are not in table"):
+        evaluate(claims, t, pd.DataFrame())                     # a configuration error stays an error
+    v = evaluate(claims, t, pd.DataFrame(), partial=True)
+    assert list(v["status"]) == ["does not hold", "not evaluated"]
+    assert "columns ['W'] are not in table" in v["numbers"].iloc[1] and "left out" in v["numbers"].iloc[1]
+    md = verdict_markdown("T", v, t)
+    assert "0 of 2 claims hold on our runs (1 not evaluated)" in md
+    with pytest.raises(ValueError, match="no runs to plot"):
+        make_figure(pd.DataFrame(), {"kind": "bars"})
+    fig = make_figure(pd.DataFrame(), {"kind": "bars", "title": "B"}, "No runs: left out.")
+    assert "No runs: left out." in [t.get_text() for t in fig.axes[0].texts]

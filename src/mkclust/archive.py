@@ -328,4 +328,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except BrokenPipeError:   # the listing piped into head or a closed pager: not an error of ours
+        sys.stderr.close()
+        raise SystemExit(0)

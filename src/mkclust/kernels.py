@@ -128,7 +128,7 @@ def _bank_mkc3(X, G, D, d: int = 2, sigma: float | None = None, widths: Sequence
     pairwise distance (over i != j). ``widths`` replaces K3 by one Gaussian per entry w, sigma = w
     times that mean (``widths=[1]`` is the default K3): MKC weights the widths itself, so no width is
     picked by looking at labels; the configurations use w in {1, 1/2, 1/4, 1/8} on z-scored features
-    (README "MKC"). The beta-weighted regulariser of problem (2.6) compares kernels
+    (docs/papers.md, "MKC"). The beta-weighted regulariser of problem (2.6) compares kernels
     on one scale, so each is normalised; the paper does not say how. Default (our choice):
     ``center_trace``, the centred kernel has trace n (:func:`normalize_centered_trace`), because MKC
     centres its features (kernel PCA) and its bias absorbs the mean. Plain trace normalisation

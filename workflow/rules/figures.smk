@@ -63,6 +63,7 @@ rule figure:
         spec=lambda wc: output_spec("figures", wc)[1],
         caption=lambda wc: figure_caption(wc.name, output_spec("figures", wc)[1]),
         datasets=lambda wc: config["experiments"][output_spec("figures", wc)[0]]["datasets"],
+        partial=bool(ARCHIVE and config.get("archive_partial")),
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
         runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,

@@ -12,7 +12,7 @@ from mkclust.reporting.verdicts import evaluate  # noqa: E402
 with job(snakemake, "verdict") as log:  # noqa: F821
     sm = snakemake  # noqa: F821
     tables = read_tables(sm.params.tables)
-    verdicts = evaluate(sm.params.claims, tables, read_results(sm.input.results))
+    verdicts = evaluate(sm.params.claims, tables, read_results(sm.input.results), partial=bool(sm.params.left_out))
     write_verdict(sm.output.csv[: -len(".csv")], sm.params.title, verdicts, tables, data=sm.params.data,
                   left_out=sm.params.left_out, reference_run=sm.params.reference_run)
     for v in verdicts.itertuples():

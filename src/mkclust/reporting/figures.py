@@ -295,12 +295,21 @@ def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
 FIGURE_KINDS = {"bars": bars, "sweep": sweep, "timing": timing, "heatmap": heatmap, "weights": weights}
 
 
-def make_figure(results: pd.DataFrame, spec: dict) -> plt.Figure:
+def make_figure(results: pd.DataFrame, spec: dict, empty: str | None = None) -> plt.Figure:
+    """The figure ``spec`` asks for, from ``results``. Without runs it is an error, unless ``empty``
+    says why there are none (a rebuild from a partial results archive): the figure is then its title
+    and that sentence."""
     kind = spec.get("kind")
     if kind not in FIGURE_KINDS:
         raise ValueError(f"unknown figure kind {kind!r}; known: {', '.join(FIGURE_KINDS)}")
     if results.empty:
-        raise ValueError("no runs to plot")
+        if not empty:
+            raise ValueError("no runs to plot")
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, empty, ha="center", va="center", wrap=True, fontsize=9)
+        _title(fig, spec.get("title", ""))
+        return fig
     return FIGURE_KINDS[kind](results, spec)
 
 

@@ -63,9 +63,15 @@ def data_lines(data: list[dict] | None) -> list[str]:
     return out
 
 
+def not_evaluated_note(verdicts: pd.DataFrame) -> str:
+    """' (k not evaluated)' for claims that no case of this run could test, else ''."""
+    k = int((verdicts["status"] == "not evaluated").sum()) if "status" in verdicts.columns else int(verdicts["holds"].isna().sum())
+    return f" ({k} not evaluated)" if k else ""
+
+
 def _headline(verdicts: pd.DataFrame, data: list[dict] | None) -> str:
     held = int((verdicts["holds"] == True).sum())  # noqa: E712  (None: not evaluated)
-    text = f"{held} of {len(verdicts)} claims hold on our runs"
+    text = f"{held} of {len(verdicts)} claims hold on our runs{not_evaluated_note(verdicts)}"
     if data and not any(d["own"] for d in data):
         return text + ", on stand-in data sets, none of them the paper's own (see Data)."
     return text + "."

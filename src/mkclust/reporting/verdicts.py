@@ -105,6 +105,11 @@ def _table(tables: dict, claim: dict) -> pd.DataFrame:
     return tidy
 
 
+class MissingColumns(ValueError):
+    """A claim's columns are not in its table, or its algorithm has no runs: a configuration error, or
+    in a rebuild from a partial results archive, run groups that were left out."""
+
+
 def _columns(tidy: pd.DataFrame, claim: dict, key: str) -> list[str]:
     """The columns a claim compares against: ``claim[key]`` (a column or a list), or ``all`` (every
     column but the claim's own, less ``except``); they, and the claim's ``column``, must exist."""
@@ -116,7 +121,7 @@ def _columns(tidy: pd.DataFrame, claim: dict, key: str) -> list[str]:
         cols = as_list(claim[key])
     missing = [c for c in ([own] if own else []) + cols if c not in have]
     if missing:
-        raise ValueError(f"claim {claim['claim']!r}: columns {missing} are not in table {claim['table']!r} ({have})")
+        raise MissingColumns(f"claim {claim['claim']!r}: columns {missing} are not in table {claim['table']!r} ({have})")
     return cols
 
 
@@ -221,7 +226,7 @@ def _runs(results: pd.DataFrame, spec: dict, claim: dict) -> pd.DataFrame:
         g = g[g["status"].astype(str) != "not_finished"]
     g = _where(g, spec.get("where") or {})
     if g.empty:
-        raise ValueError(f"claim {claim['claim']!r}: no runs of {spec['algorithm']}")
+        raise MissingColumns(f"claim {claim['claim']!r}: no runs of {spec['algorithm']}")
     return g
 
 
@@ -317,11 +322,20 @@ def evaluate_claim(claim: dict, tables: dict, results: pd.DataFrame) -> Verdict:
     return KINDS[claim_kind(claim)](tables, results, claim, claim.get("need", "all"))
 
 
-def evaluate(claims: list[dict], tables: dict, results: pd.DataFrame) -> pd.DataFrame:
-    """The verdicts of ``claims``, one row each (:data:`VERDICT_COLUMNS`, then the published counts)."""
+def evaluate(claims: list[dict], tables: dict, results: pd.DataFrame, partial: bool = False) -> pd.DataFrame:
+    """The verdicts of ``claims``, one row each (:data:`VERDICT_COLUMNS`, then the published counts).
+    ``partial`` (a rebuild that left run groups out): a claim whose columns are not in its table is
+    not evaluated, saying so, instead of an error."""
     rows = []
     for c in claims:
-        v = evaluate_claim(c, tables, results)
+        try:
+            v = evaluate_claim(c, tables, results)
+        except MissingColumns as exc:
+            if not partial:
+                raise
+            what = str(exc).split(": ", 1)[1]
+            v = Verdict(c["claim"], claim_kind(c), None, 0, 0,
+                        f"not evaluated: {what} (their run groups are left out of this rebuild)")
         rows.append({"claim": v.claim, "form": v.form, "holds": v.holds, "cases": v.cases, "held": v.held,
                      "numbers": v.numbers, "published": v.published, "oracle": v.oracle, "status": v.status,
                      "published_held": v.published_held, "published_cases": v.published_cases})
