@@ -387,3 +387,16 @@ def test_a_gap_within_the_noise_of_two_means_of_runs_is_seed_noise():
     assert "nmi" not in out.loc[0, "evidence"]
     only_y = attach_causes(tidy, "p", "t", causes, mean_of_runs=["Y"])
     assert list(only_y["cause"]) == ["not-yet-explained", "not-yet-explained", "seed-noise", "data-differs"]
+
+
+def test_a_gap_beyond_the_noise_keeps_its_row_and_gets_its_numbers():
+    from mkclust.reporting import attach_causes
+    tidy = pd.DataFrame({"dataset": ["A"], "column": ["X"], "metric": ["acc"], "value": [0.70], "published": [0.60],
+                         "se": [0.011]})
+    tidy["diff"] = tidy["value"] - tidy["published"]
+    causes = pd.DataFrame([["p", "t", "*", "X", "*", "not-yet-explained", "tried: the authors' start"]],
+                          columns=["paper", "table", "dataset", "column", "metric", "cause", "evidence"])
+    out = attach_causes(tidy, "p", "t", causes, mean_of_runs=True)
+    assert out.loc[0, "cause"] == "not-yet-explained"
+    assert out.loc[0, "evidence"] == ("acc 0.700 against 0.600 (+0.100), beyond two standard errors of the difference "
+                                      "of two means over random starts (0.031); tried: the authors' start")

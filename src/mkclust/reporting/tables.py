@@ -338,7 +338,8 @@ def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFra
     authors' means over as many random starts as ours (``reference: {mean_of_runs: ...}``). A cell that would be ``not-yet-explained`` and whose
     difference is within two standard errors of the difference of two such means, 2 sqrt(2) times
     its own standard error (the authors' runs assumed as spread as ours), is ``seed-noise``, with the
-    numbers of each such metric of its (dataset, column) as evidence."""
+    numbers of each such metric of its (dataset, column) as evidence; one beyond that stays
+    ``not-yet-explained``, its numbers put before the matching row's evidence (what was tried)."""
     causes = load_causes() if causes is None else causes
     rows = causes[(causes["paper"] == paper) & (causes["table"] == table)]
     out = tidy.copy()
@@ -356,10 +357,14 @@ def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFra
             cause, evidence = best["cause"], best["evidence"]
         se = float(r["se"]) if "se" in out.columns else math.nan
         means = mean_of_runs is True or (isinstance(mean_of_runs, list) and r["column"] in mean_of_runs)
-        if (means and cause == "not-yet-explained" and math.isfinite(se) and se > 0
-                and abs(r["diff"]) <= 2 * math.sqrt(2) * se):
-            noise.setdefault((r["dataset"], r["column"]), []).append(i)
-            continue
+        if means and cause == "not-yet-explained" and math.isfinite(se) and se > 0:
+            limit = 2 * math.sqrt(2) * se
+            if abs(r["diff"]) <= limit:
+                noise.setdefault((r["dataset"], r["column"]), []).append(i)
+                continue
+            evidence = (f"{r['metric']} {r['value']:.3f} against {r['published']:.3f} ({r['diff']:+.3f}), beyond two "
+                        f"standard errors of the difference of two means over random starts ({limit:.3f})"
+                        + (f"; {evidence}" if evidence else ""))
         out.loc[i, ["cause", "evidence"]] = [cause, evidence]
     for idx in noise.values():
         parts = [f"{out.loc[i, 'metric']} {out.loc[i, 'value']:.3f} against {out.loc[i, 'published']:.3f} "
