@@ -71,15 +71,32 @@ class AASC(BaseClusterer):
 
     Parameters
     ----------
-    n_clusters : int
-    p : float > 1, the weight exponent (default 2).
-    max_iter, tol : alternation limits (relative decrease of J).
-    n_init : k-means restarts on the embedding (10, as the authors' code).
-    negative : "error" or "clip" negative affinities (see :func:`check_affinity`).
-    random_state : seed or RandomState.
+    n_clusters : int, default=8
+        Number of clusters.
+    p : float > 1, default=2.0
+        The weight exponent.
+    max_iter : int, default=30
+        Alternations at most.
+    tol : float, default=1e-06
+        Relative decrease of J below which the alternation stops.
+    n_init : int, default=10
+        k-means restarts on the embedding (as the authors' code).
+    negative : {"error", "clip"}, default="clip"
+        What to do with negative affinities (:func:`check_affinity`).
+    random_state : int, RandomState instance or None, default=None
+        Seed of k-means on the embedding.
 
-    Attributes: labels_, kernel_weights_ (v, summing to 1), embedding_ (row-normalised F),
-    objective_ (J), objective_trace_, n_iter_.
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        v, summing to 1.
+    embedding_ : ndarray of shape (n_samples, n_clusters)
+        The row-normalised F.
+    objective_ : float
+        J.
+    objective_trace_ : list of float
+    n_iter_ : int
     """
 
     cost = Cost(work_n2=8, seconds_at_1000=10, exponent=3, typical_at_1000=0.332)

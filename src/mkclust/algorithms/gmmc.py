@@ -82,15 +82,23 @@ class GMMC(BaseClusterer):
 
     Parameters
     ----------
-    n_clusters : must be 2.
-    C : the loss weight (the paper's grid: {1, 10, 100, 1000}).
-    balance : beta, None means 0.03 n.
-    max_iter : the SCS iterations an SDP may take (None: SCS's own limit, 100 000); an SDP that uses
-        them all raises NotFinished.
-    max_n : the largest n attempted (None: any); above it the fit raises NotFinished at once.
-    eps : SCS's absolute and relative tolerance.
-    center : centre the kernel (H K H) first.
-    random_state : unused (the SDP is deterministic); kept for the common interface.
+    n_clusters : int, default=2
+        Must be 2.
+    C : float, default=1.0
+        The loss weight (the paper's grid: {1, 10, 100, 1000}).
+    balance : float or None, default=None
+        beta; None means 0.03 n.
+    max_iter : int or None, default=None
+        The SCS iterations an SDP may take (None: SCS's own limit, 100 000); an SDP that uses them
+        all raises NotFinished.
+    max_n : int or None, default=None
+        The largest n attempted (None: any); above it the fit raises NotFinished at once.
+    eps : float, default=0.0001
+        SCS's absolute and relative tolerance.
+    center : bool, default=True
+        Centre the kernel (H K H) first.
+    random_state : None, default=None
+        Unused (the SDP is deterministic); kept for the common interface.
 
     Attributes
     ----------

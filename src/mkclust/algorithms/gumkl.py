@@ -151,22 +151,42 @@ class GUMKL(BaseClusterer):
 
     Parameters
     ----------
-    n_clusters : int
-    p : float >= 1 or ``float("inf")`` / ``"inf"`` (uniform weights, one pass).
-    refine : run kernel k-means on the final composite kernel (the paper's reported results).
-    max_iter, tol : Algorithm 1's limits; it stops when |E_t - E_{t-1}| <= tol |E_{t-1}|.
-    kmedoids_max_iter : iterations of each k-medoids run.
-    random_state : accepted for the common interface; GUMKL is deterministic.
+    n_clusters : int, default=8
+        Number of clusters.
+    p : float >= 1 or "inf", default=2.0
+        The weight exponent; ``float("inf")`` or ``"inf"``: uniform weights, one pass.
+    refine : bool, default=True
+        Run kernel k-means on the final composite kernel (the paper's reported results).
+    max_iter : int, default=30
+        Algorithm 1's iteration cap.
+    tol : float, default=1e-06
+        Algorithm 1 stops when |E_t - E_{t-1}| <= tol |E_{t-1}|.
+    kmedoids_max_iter : int, default=100
+        Iterations of each k-medoids run.
+    random_state : None, default=None
+        Accepted for the common interface; GUMKL is deterministic.
 
     Attributes
     ----------
-    labels_, labels_unrefined_, kernel_weights_ (w, summing to 1), mixing_weights_ (w^p scaled to
-    sum 1, the composite kernel's coefficients; see :func:`mixing_coefficients`), medoids_,
-    objective_ (E of Eq. 5 at the kept iteration's clusters and weights; it underflows to 0 for very
-    large p), log_objective_ (its log, always finite), best_iteration_, objective_trace_ (per
-    Algorithm 1 iteration),
-    kmedoids_trace_ (of the last k-medoids run, non-increasing), objective_increases_, n_iter_,
-    intra_cluster_variances_ (E_v per kernel).
+    labels_, labels_unrefined_ : ndarray of shape (n_samples,)
+        With and without the final kernel k-means.
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        w, summing to 1.
+    mixing_weights_ : ndarray of shape (n_kernels,)
+        w^p scaled to sum 1: the composite kernel's coefficients (:func:`mixing_coefficients`).
+    medoids_ : ndarray of shape (n_clusters,)
+    objective_ : float
+        E of Eq. 5 at the kept iteration's clusters and weights (it underflows to 0 for very large p).
+    log_objective_ : float
+        Its log, always finite.
+    best_iteration_, n_iter_ : int
+    objective_trace_ : list of float
+        Per Algorithm 1 iteration.
+    kmedoids_trace_ : list of float
+        Of the last k-medoids run (non-increasing).
+    objective_increases_ : int
+    intra_cluster_variances_ : ndarray of shape (n_kernels,)
+        E_v per kernel.
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.0942)

@@ -31,12 +31,33 @@ log = logging.getLogger(__name__)
 class IterSVR(SharedStartBatch, BaseClusterer):
     """IterSVR on one precomputed kernel (see the module docstring).
 
-    Parameters: n_clusters (must be 2); C and svr_epsilon of the SVR; balance l (None: 0.03 n);
-    max_iter; random_state (the k-means start).
-    Attributes: labels_, decision_ (the last SVR outputs), n_iter_, init_labels_, objective_ (the
-    SVR's epsilon-insensitive training loss sum max(0, |f - y| - eps), for comparing restarts),
-    seconds_per_iteration_ (wall time of one SVR fit and relabelling, averaged; the ODMC paper's
-    Figure 2), shared_fit_.
+    Parameters
+    ----------
+    n_clusters : int, default=2
+        Must be 2.
+    C : float, default=1.0
+        The SVR's C.
+    svr_epsilon : float, default=0.1
+        The SVR's epsilon.
+    balance : float or None, default=None
+        The class-balance bound l; None means 0.03 n.
+    max_iter : int, default=50
+        SVR fits and relabellings at most.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the k-means start.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    decision_ : ndarray of shape (n_samples,)
+        The last SVR outputs.
+    n_iter_ : int
+    init_labels_ : ndarray of shape (n_samples,)
+    objective_ : float
+        The SVR's epsilon-insensitive training loss sum max(0, |f - y| - eps), for comparing restarts.
+    seconds_per_iteration_ : float
+        Wall time of one SVR fit and relabelling, averaged (the ODMC paper's Figure 2).
+    shared_fit_ : bool
 
     ``fit_batch`` (:class:`~mkclust.algorithms.base.SharedStartBatch`): ``random_state`` enters a
     fit only through the k-means start, so runs of one kernel that reach the same balanced start

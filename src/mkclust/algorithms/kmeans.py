@@ -142,24 +142,34 @@ class KernelKMeans(BaseClusterer):
 
     Parameters
     ----------
-    n_clusters : int
-    init : "k-means++" (seeding in feature space); "sample" (n_clusters distinct random samples as
-        single-point centres, each sample to the nearest: the default start ``'sample'`` of the RMKKM
-        authors' ``KernelKmeans.m``, which their baseline scripts call, and of ``L21KKM.m``);
-        "random" (the same start under scikit-learn's name); "random-partition" (uniformly random
-        labels, as the authors' ``MKKM_multi_kernel.m`` starts); or an array of n_clusters sample
-        indices used as the initial centres.
-    n_init : restarts; the run with the lowest objective is kept.
-    max_iter : Lloyd iterations per restart (stops earlier when no label changes).
-    random_state : seed or RandomState.
+    n_clusters : int, default=8
+        Number of clusters.
+    init : {"k-means++", "sample", "random", "random-partition"} or array-like, default="k-means++"
+        "k-means++": seeding in feature space; "sample": n_clusters distinct random samples as
+        single-point centres, each sample to the nearest (the default start ``'sample'`` of the
+        RMKKM authors' ``KernelKmeans.m``, which their baseline scripts call, and of ``L21KKM.m``);
+        "random": the same start under scikit-learn's name; "random-partition": uniformly random
+        labels (as the authors' ``MKKM_multi_kernel.m`` starts); an array: n_clusters sample indices
+        used as the initial centres.
+    n_init : int, default=10
+        Restarts; the run with the lowest objective is kept.
+    max_iter : int, default=300
+        Lloyd iterations per restart (stops earlier when no label changes).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the starts.
 
     Empty clusters are re-seeded with the sample farthest from its centre (never a crash or NaN).
 
     Attributes
     ----------
-    labels_, objective_ (sum of squared feature-space distances to the centres),
-    objective_trace_ (of the kept restart), n_iter_, init_centers_ (sample indices of the kept
-    restart's initial centres, when seeded by centres).
+    labels_ : ndarray of shape (n_samples,)
+    objective_ : float
+        Sum of squared feature-space distances to the centres.
+    objective_trace_ : list of float
+        Of the kept restart.
+    n_iter_ : int
+    init_centers_ : ndarray of shape (n_clusters,)
+        Sample indices of the kept restart's initial centres, when seeded by centres.
     """
 
     cost = Cost(work_n2=4, seconds_at_1000=2, exponent=2, typical_at_1000=0.0216, restarts=True)
@@ -233,11 +243,29 @@ class KernelKMeans(BaseClusterer):
 
 class KMeansBaseline(BaseClusterer):
     """k-means on the data matrix (KM in the papers' tables): scikit-learn's KMeans (Lloyd) with
-    ``n_init`` restarts keeping the lowest inertia. ``init="random"`` draws the initial centres
-    among the samples at random, as the MKC paper's KM baseline does; ``"k-means++"`` is the
-    default.
+    ``n_init`` restarts keeping the lowest inertia.
 
-    Attributes: labels_, cluster_centers_, objective_ (inertia), n_iter_.
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    init : {"k-means++", "random"} or array-like, default="k-means++"
+        "random" draws the initial centres among the samples at random, as the MKC paper's KM
+        baseline does; an array gives the centres.
+    n_init : int, default=10
+        Restarts; the lowest inertia is kept.
+    max_iter : int, default=300
+        Lloyd iterations per restart.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the starts.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    objective_ : float
+        The inertia.
+    n_iter_ : int
     """
 
     cost = Cost(work_n2=0, seconds_at_1000=3, exponent=1, typical_at_1000=0.00657, restarts=True)

@@ -126,14 +126,24 @@ class LGMMC(SharedStartBatch, BaseClusterer):
 
     Parameters
     ----------
-    n_clusters : must be 2.
-    C : the SVM's loss weight (the paper's grid: {1, 10, 100, 1000}).
-    balance : beta, None means 0.03 n.
-    epsilon : relative tolerance of the label-generation stop.
-    max_labels : the largest |B| (label-generation rounds).
-    mkl_tol, max_mkl_iter : the SILP's relative gap and its iteration cap per round.
-    center : centre the kernel (H K H) first.
-    random_state : the k-means start.
+    n_clusters : int, default=2
+        Must be 2.
+    C : float, default=1.0
+        The SVM's loss weight (the paper's grid: {1, 10, 100, 1000}).
+    balance : float or None, default=None
+        beta; None means 0.03 n.
+    epsilon : float, default=0.01
+        Relative tolerance of the label-generation stop.
+    max_labels : int, default=50
+        The largest |B| (label-generation rounds).
+    mkl_tol : float, default=0.01
+        The SILP's relative gap.
+    max_mkl_iter : int, default=100
+        The SILP's iteration cap per round.
+    center : bool, default=True
+        Centre the kernel (H K H) first.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the k-means start.
 
     Attributes
     ----------

@@ -127,21 +127,32 @@ class MKC(BaseClusterer):
 
     Parameters
     ----------
-    n_clusters : int (2: Algorithms 1-2; more: Algorithms 3-4).
-    C : float or None, the loss weight of (2.7) / (4.34); None (default) means 30 for two clusters and
-        10 for more.
-    epsilon : the cutting-plane tolerance.
-    balance : the class-balance bound l; None means 0.03 n.
-    balance_on : for m > 2 clusters, ``"labels"`` (default: cluster sizes in [n/m - l/2, n/m + l/2],
-        the count form of (2.2)) or ``"scores"`` (the paper's (4.34) on summed scores, vacuous with
-        centred features); see the module docstring.
-    rank : feature-map rank per kernel (default 50): the top-``rank`` eigenpairs of each Gram
-        matrix, or the top-``rank`` principal directions of a feature matrix with more columns
-        (Nystroem features); None keeps them all.
-    center : subtract each feature map's training mean (kernel PCA centring).
-    cccp_tol : relative objective change that stops CCCP (the paper's 0.01 %).
-    max_rounds, max_cccp : safety limits (a warning is logged when one is hit).
-    random_state : seeds the k-means initialisation.
+    n_clusters : int, default=2
+        2: Algorithms 1-2; more: Algorithms 3-4.
+    C : float or None, default=None
+        The loss weight of (2.7) / (4.34); None means 30 for two clusters and 10 for more.
+    epsilon : float, default=0.01
+        The cutting-plane tolerance.
+    balance : float or None, default=None
+        The class-balance bound l; None means 0.03 n.
+    balance_on : {"labels", "scores"}, default="labels"
+        For m > 2 clusters: "labels" (cluster sizes in [n/m - l/2, n/m + l/2], the count form of
+        (2.2)) or "scores" (the paper's (4.34) on summed scores, vacuous with centred features); see
+        the module docstring.
+    rank : int or None, default=50
+        Feature-map rank per kernel: the top-``rank`` eigenpairs of each Gram matrix, or the
+        top-``rank`` principal directions of a feature matrix with more columns (Nystroem
+        features); None keeps them all.
+    center : bool, default=True
+        Subtract each feature map's training mean (kernel PCA centring).
+    cccp_tol : float, default=0.0001
+        Relative objective change that stops CCCP (the paper's 0.01 %).
+    max_rounds : int, default=100
+        Safety limit on cutting-plane rounds (a warning is logged when hit).
+    max_cccp : int, default=50
+        Safety limit on CCCP iterations per round (a warning is logged when hit).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the k-means initialisation.
 
     Attributes
     ----------

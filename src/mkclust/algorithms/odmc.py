@@ -87,23 +87,45 @@ class ODMC(BaseClusterer):
 
     Parameters
     ----------
-    n_clusters : must be 2.
-    lam, nu, theta : the ODM parameters lambda, nu, theta of Eq. 1 (``lam``: a trailing underscore
-        would mark a fitted attribute in scikit-learn; the paper's grids: lambda in {1, 10, 100, 1000},
-        nu and theta in {0.2, 0.4, 0.6, 0.8}).
-    balance : beta of B = {y : -beta <= e'y <= beta}; None means 0.03 n.
-    tau : the box bound; None is the bound of the module docstring.
-    max_iter : T of Algorithm 1 (eta = sqrt(2 / T)).
-    gap_tol : iota, relative to max(1, |phi|).
-    generate_every, check_every : steps between label generations and between duality-gap checks.
-    n_pool : kernel k-means runs in the initial pool (plus the leading eigenvector thresholdings).
-    max_labels : the largest |B|.
-    steps : "adaptive" (default) or "theorem": the constants L1, L2 of Theorem 1's a and b (module
-        docstring).
-    center : fit on the centred kernel H K H (H = I - ee'/n), default True. Eq. 1 has no bias, so on
-        an uncentred kernel the constant direction (the mean) weighs on every margin: on a linear
-        kernel of data away from the origin no balanced labelling has a positive margin.
-    random_state : the k-means starts and the sampling of Algorithm 1.
+    n_clusters : int, default=2
+        Must be 2.
+    lam : float, default=1.0
+        lambda of Eq. 1 (``lam``: a trailing underscore would mark a fitted attribute in
+        scikit-learn; the paper's grid: {1, 10, 100, 1000}).
+    nu : float, default=0.8
+        nu of Eq. 1 (the paper's grid: {0.2, 0.4, 0.6, 0.8}).
+    theta : float, default=0.2
+        theta of Eq. 1 (the paper's grid: {0.2, 0.4, 0.6, 0.8}).
+    balance : float or None, default=None
+        beta of B = {y : -beta <= e'y <= beta}; None means 0.03 n.
+    tau : float or None, default=None
+        The box bound; None is the bound of the module docstring.
+    max_iter : int, default=2000
+        T of Algorithm 1 (eta = sqrt(2 / T)).
+    gap_tol : float, default=0.001
+        iota, relative to max(1, |phi|).
+    generate_every : int, default=100
+        Steps between label generations.
+    check_every : int, default=50
+        Steps between duality-gap checks.
+    n_pool : int, default=5
+        Kernel k-means runs in the initial pool (plus the leading eigenvector thresholdings).
+    max_labels : int, default=50
+        The largest |B|.
+    center : bool, default=True
+        Fit on the centred kernel H K H (H = I - ee'/n). Eq. 1 has no bias, so on an uncentred
+        kernel the constant direction (the mean) weighs on every margin: on a linear kernel of data
+        away from the origin no balanced labelling has a positive margin.
+    steps : {"adaptive", "theorem"}, default="adaptive"
+        The constants L1, L2 of Theorem 1's a and b (module docstring).
+    products : {"float64", "float32"}, default="float64"
+        Precision of the mirror-descent steps' kernel products (float32: K copied once, the products
+        rounded; the label generation stays in float64).
+    low_rank : {"auto", "never"}, default="auto"
+        "auto": a kernel of rank at most n / 8 (a linear kernel of few features) multiplies through
+        its factor; "never": always through K.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the k-means starts and the sampling of Algorithm 1.
 
     Attributes
     ----------

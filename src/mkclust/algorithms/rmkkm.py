@@ -264,10 +264,12 @@ class RMKKM(_RobustBase):
 
     Parameters
     ----------
-    n_clusters : int
-    gamma : float in (0, 1), the kernel-weight exponent of Eq. 7 (the paper states 0.3; the
-        authors' stored results that equal the published Table 2 used 0.4, except BA's).
-    search : ``"algorithm1"`` (default) or ``"authors"``.
+    n_clusters : int, default=8
+        Number of clusters.
+    gamma : float in (0, 1), default=0.3
+        The kernel-weight exponent of Eq. 7 (the paper states 0.3; the authors' stored results that
+        equal the published Table 2 used 0.4, except BA's).
+    search : {"algorithm1", "authors"}, default="algorithm1"
         ``"algorithm1"``: the paper's Algorithm 1 from one random partition, stopping when Eq. 7's
         relative decrease falls below ``tol`` or after ``max_iter`` iterations.
         ``"authors"``: the search of the authors' public code (:func:`authors_search`): every one
@@ -275,16 +277,31 @@ class RMKKM(_RobustBase):
         the current combined kernel from ``inner_n_init`` random starts (10) of at most
         ``inner_max_iter`` iterations (30), keeps the best by Eq. 4, then updates w (Eq. 19-20).
         ``tol`` is not used. About ``max_iter * inner_n_init`` times the work of one kernel k-means.
-    n_init : independent runs; the one with the lowest Eq. 7 objective is kept.
-    max_iter, tol : see ``search``.
-    inner_n_init, inner_max_iter : the authors' search's inner restarts and iterations.
-    random_state : seed or RandomState.
+    n_init : int, default=1
+        Independent runs; the one with the lowest Eq. 7 objective is kept.
+    max_iter : int, default=100
+        Iterations of Algorithm 1, or outer iterations of the authors' search.
+    tol : float, default=1e-06
+        Relative decrease of Eq. 7 below which Algorithm 1 stops.
+    inner_n_init : int, default=10
+        The authors' search: robust kernel k-means restarts per outer iteration.
+    inner_max_iter : int, default=30
+        The authors' search: iterations of each of those restarts.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random starts.
 
     Attributes
     ----------
-    labels_, kernel_weights_ (w, sum w^gamma = 1), sample_weights_ (D of Eq. 13, divided by its
-    max), objective_ (Eq. 7), objective_trace_ (of the kept run; non-increasing for
-    ``"algorithm1"``), n_iter_.
+    labels_ : ndarray of shape (n_samples,)
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        w, with sum w^gamma = 1.
+    sample_weights_ : ndarray of shape (n_samples,)
+        D of Eq. 13, divided by its maximum.
+    objective_ : float
+        Eq. 7 at the kept run's end.
+    objective_trace_ : list of float
+        Eq. 7 per iteration of the kept run (non-increasing for ``"algorithm1"``).
+    n_iter_ : int
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.398, restarts=True)
@@ -350,12 +367,32 @@ class RMKKM(_RobustBase):
 
 class RKKM(_RobustBase):
     """Robust kernel k-means on one kernel (Du et al. 2015, Eq. 4): Algorithm 1 without the kernel
-    weights (A by Eq. 12, Z by Eq. 15, D by Eq. 13). Attributes as :class:`RMKKM` (kernel_weights_
-    is [1.0]).
+    weights (A by Eq. 12, Z by Eq. 15, D by Eq. 13).
 
-    ``init``: "random-partition" (default: uniformly random labels) or "sample" (n_clusters random
-    samples as single-point centres, each sample to the nearest: how the authors' ``L21KKM.m``
-    starts, as their ``KernelKmeans.m`` does)."""
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    n_init : int, default=1
+        Independent runs; the one with the lowest Eq. 4 objective is kept.
+    max_iter : int, default=100
+        Iterations per run.
+    tol : float, default=1e-06
+        Relative decrease of the objective below which a run stops.
+    init : {"random-partition", "sample"}, default="random-partition"
+        "random-partition": uniformly random labels; "sample": n_clusters random samples as
+        single-point centres, each sample to the nearest (how the authors' ``L21KKM.m`` starts, as
+        their ``KernelKmeans.m`` does).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random starts.
+
+    Attributes
+    ----------
+    labels_, sample_weights_, objective_, objective_trace_, n_iter_
+        As :class:`RMKKM` (objective_ is Eq. 4).
+    kernel_weights_ : ndarray of shape (1,)
+        [1.0].
+    """
 
     cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2, typical_at_1000=0.0296, restarts=True)
     _parameter_constraints = {
@@ -389,7 +426,28 @@ class MKKM(BaseClusterer):
     weights; stops when the objective changes by less than ``tol`` (absolute, 1e-5 as in the code)
     or after ``max_iter`` (100) iterations.
 
-    Attributes: labels_, kernel_weights_ (w, summing to 1), objective_, objective_trace_, n_iter_.
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    n_init : int, default=1
+        Independent runs from random partitions; the one with the lowest objective is kept.
+    max_iter : int, default=100
+        Iterations per run.
+    tol : float, default=1e-05
+        Absolute change of the objective below which a run stops (the authors' code's).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random partitions.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        w, summing to 1.
+    objective_ : float
+    objective_trace_ : list of float
+        The objective per iteration of the kept run (non-increasing).
+    n_iter_ : int
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.314, restarts=True)

@@ -252,16 +252,32 @@ class _TwinBase(BaseClusterer):
 
 
 _PARAMS_DOC = """
-    alpha : float > 0, the weight of ||Z||_F^2 (the paper's grid: 1e-5 ... 100).
-    beta : float >= 0, the weight of the rank term Tr(P'LP) (the paper's grid: 1e-6, 1e-5).
-    init : "identity" (Z = I, the authors' code) or "random" (columns uniform on the simplex).
-    max_iter, min_iter, tol : outer iterations; stop after more than ``min_iter`` once
-        ||Z - Z_old||_2 / ||Z_old||_2 < ``tol`` (the authors' rule), at most ``max_iter``.
-    z_tol, z_max_iter : the Z-step's convergence test (relative Frank-Wolfe gap) and its cap.
-    labels : "kmeans" (k-means on the rows of P, ``n_init`` restarts; the authors' code) or
-        "components" (Z's connected components when there are exactly c, else k-means).
-    n_init : k-means restarts on P (the authors' code: 100).
-    random_state : seed or RandomState (k-means on P, and Z with ``init="random"``).
+    n_clusters : int, default=8
+        Number of clusters (c).
+    alpha : float > 0, default=1e-05
+        The weight of ||Z||_F^2 (the paper's grid: 1e-5 ... 100).
+    beta : float >= 0, default=1e-06
+        The weight of the rank term Tr(P'LP) (the paper's grid: 1e-6, 1e-5).
+    init : {"identity", "random"}, default="identity"
+        The start of Z: the identity (the authors' code) or columns uniform on the simplex.
+    max_iter : int, default=500
+        At most this many outer iterations.
+    min_iter : int, default=10
+        Stop only after more than this many, once ||Z - Z_old||_2 / ||Z_old||_2 < ``tol`` (the
+        authors' rule).
+    tol : float, default=0.001
+        See ``min_iter``.
+    z_tol : float, default=1e-06
+        The Z-step's convergence test (relative Frank-Wolfe gap).
+    z_max_iter : int, default=500
+        The Z-step's iteration cap.
+    labels : {"kmeans", "components"}, default="kmeans"
+        "kmeans": k-means on the rows of P with ``n_init`` restarts (the authors' code);
+        "components": Z's connected components when there are exactly c, else k-means.
+    n_init : int, default=100
+        k-means restarts on P (the authors' code: 100).
+    random_state : int, RandomState instance or None, default=None
+        Seed of k-means on P, and of Z with ``init="random"``.
 """
 
 
@@ -270,14 +286,26 @@ class SCSK(_TwinBase):
     see the module docstring for the method and the choices made).
 
     Parameters
-    ----------
-    n_clusters : int""" + _PARAMS_DOC + """
+    ----------""" + _PARAMS_DOC + """
     Attributes
     ----------
-    labels_, Z_ (the learned similarity, columns on the simplex), embedding_ (P, n x c, orthonormal
-    columns), objective_ (Eq. 7), objective_trace_ (after each outer iteration, non-increasing),
-    n_iter_, converged_, z_step_iters_, z_step_gaps_ and iteration_seconds_ (per outer iteration),
-    n_components_ (of Z's graph), label_method_.
+    labels_ : ndarray of shape (n_samples,)
+    Z_ : ndarray of shape (n_samples, n_samples)
+        The learned similarity, columns on the simplex.
+    embedding_ : ndarray of shape (n_samples, n_clusters)
+        P, with orthonormal columns.
+    objective_ : float
+        Eq. 7.
+    objective_trace_ : list of float
+        After each outer iteration (non-increasing).
+    n_iter_ : int
+    converged_ : bool
+    z_step_iters_, z_step_gaps_, iteration_seconds_ : list
+        Per outer iteration: the Z-step's iterations and final gap, and the seconds it took.
+    n_components_ : int
+        Connected components of Z's graph.
+    label_method_ : str
+        "kmeans" or "components".
     """
 
     cost = Cost(work_n2=80, seconds_at_1000=150, exponent=3, typical_at_1000=14)
@@ -292,11 +320,17 @@ class SCMK(_TwinBase):
     2: h by Eq. 20, w by Eq. 22; see the module docstring).
 
     Parameters
-    ----------
-    n_clusters : int""" + _PARAMS_DOC + """
+    ----------""" + _PARAMS_DOC + """
     Attributes
     ----------
-    As :class:`SCSK`, plus kernel_weights_ (w >= 0, sum_i sqrt(w_i) = 1); objective_ is Eq. 18.
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        w >= 0, sum_i sqrt(w_i) = 1.
+    objective_ : float
+        Eq. 18.
+    labels_, Z_, embedding_, objective_trace_, n_iter_
+        As :class:`SCSK`.
+    converged_, z_step_iters_, z_step_gaps_, iteration_seconds_, n_components_, label_method_
+        As :class:`SCSK`.
     """
 
     cost = Cost(work_n2=80, seconds_at_1000=400, exponent=2, typical_at_1000=5.87)

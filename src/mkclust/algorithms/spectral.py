@@ -115,13 +115,31 @@ class _SpectralBase(BaseClusterer):
 class SpectralClustering(_SpectralBase):
     """Ng-Jordan-Weiss spectral clustering on a precomputed affinity (SC).
 
-    Parameters: n_clusters; n_init (k-means restarts on the embedding); negative ("error" or
-    "clip": what to do with negative affinities; "keep" with ``laplacian="unnormalized"``);
-    laplacian ("normalized", the default: Ng, Jordan, Weiss; "unnormalized": L = D - W as the
-    RMKKM authors' code, see the module docstring); random_state.
-    Attributes: labels_, embedding_ (row-normalised U), eigenvalues_ (of D^-1/2 W D^-1/2,
-    descending; of L, ascending, for the unnormalised Laplacian), objective_ (k-means inertia on
-    the embedding), n_iter_.
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    n_init : int, default=10
+        k-means restarts on the embedding.
+    negative : {"error", "clip", "keep"}, default="error"
+        What to do with negative affinities: refuse them, clip them to 0, or (only with
+        ``laplacian="unnormalized"``) keep them.
+    laplacian : {"normalized", "unnormalized"}, default="normalized"
+        "normalized": Ng, Jordan, Weiss; "unnormalized": L = D - W as the RMKKM authors' code (see
+        the module docstring).
+    random_state : int, RandomState instance or None, default=None
+        Seed of k-means on the embedding.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    embedding_ : ndarray of shape (n_samples, n_clusters)
+        The row-normalised U.
+    eigenvalues_ : ndarray of shape (n_clusters,)
+        Of D^-1/2 W D^-1/2, descending; of L, ascending, for the unnormalised Laplacian.
+    objective_ : float
+        k-means inertia on the embedding.
+    n_iter_ : int
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.0915)
@@ -153,12 +171,29 @@ class NormalizedCut(_SpectralBase):
     """Shi-Malik normalised cut, random-walk normalisation (NC): k-means on the rows of
     D^-1/2 U, the generalised eigenvectors of (D - W) v = lambda D v.
 
-    Parameters and attributes as :class:`SpectralClustering` (embedding_ = D^-1/2 U).
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    n_init : int, default=10
+        k-means restarts on the embedding.
+    negative : {"error", "clip"}, default="error"
+        What to do with negative affinities: refuse them or clip them to 0.
+    random_state : int, RandomState instance or None, default=None
+        Seed of k-means on the embedding.
+
+    Attributes
+    ----------
+    labels_, eigenvalues_, objective_, n_iter_
+        As :class:`SpectralClustering`.
+    embedding_ : ndarray of shape (n_samples, n_clusters)
+        D^-1/2 U.
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.0969)
+    # "keep" is for the unnormalised Laplacian of SpectralClustering only: refused at the parameter check
     _parameter_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT],
-                              "negative": [StrOptions({"error", "clip", "keep"})]}
+                              "negative": [StrOptions({"error", "clip"})]}
 
     def _rows(self, U, dinv):
         return U * dinv[:, None]
