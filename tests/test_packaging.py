@@ -67,3 +67,21 @@ def test_every_rule_uses_the_conda_env():
     for p in rules:
         text = p.read_text()
         assert text.count("script:") == text.count("conda:"), f"{p.name}: a rule without conda:"
+
+
+def test_one_command_reaches_every_tool(capsys):
+    """``mkclust <tool>`` (the console script of pyproject.toml) runs each tool's own main."""
+    import pytest
+    from mkclust.__main__ import TOOLS, main
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"mkclust": "mkclust.__main__:main"}
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert all(t in out for t in TOOLS)
+    assert main(["nope"]) == 2 and "unknown tool 'nope'" in capsys.readouterr().err
+    for tool in TOOLS:
+        with pytest.raises(SystemExit) as exc:
+            main([tool, "--help"])
+        assert exc.value.code == 0 and "usage:" in capsys.readouterr().out
+    assert main(["datasets", "--show", "digits1v7"]) == 0 and '"name": "digits1v7"' in capsys.readouterr().out
