@@ -115,7 +115,7 @@ def test_gumkl_fit_refinement_and_weights(views):
     again = GUMKL(n_clusters=4, p=2.5).fit(K)
     np.testing.assert_array_equal(again.labels_, est.labels_)
     assert get_estimator("gumkl", n_clusters=4, p=3).p == 3
-    with pytest.raises(ValueError, match=r"'p' parameter of GUMKL must be a float in the range \[1.0, inf\)"):
+    with pytest.raises(ValueError, match=r"'p' parameter of GUMKL must be a float in the range \[1.0, inf\]"):
         GUMKL(n_clusters=4, p=0.5).fit(K)
 
 
@@ -166,3 +166,15 @@ def test_p_1000_clusters_like_its_limit(views):
     assert metrics.nmi(ds.y, est.labels_) > 0.5  # w^p computed directly gave NMI 0.004-0.026 at p = 1000
     E = est.intra_cluster_variances_
     np.testing.assert_allclose(est.mixing_weights_, (1 / E) / (1 / E).sum(), atol=0.01)
+
+
+def test_p_infinity_as_a_float_is_the_documented_uniform_weighting():
+    import numpy as np
+    from mkclust.algorithms import GUMKL
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    K = np.stack([X @ X.T + 1e-3 * np.eye(30), np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))])
+    ref = GUMKL(n_clusters=2, p="inf").fit(K)
+    for p in (float("inf"), np.inf):
+        g = GUMKL(n_clusters=2, p=p).fit(K)
+        assert np.array_equal(g.labels_, ref.labels_) and np.allclose(g.kernel_weights_, [0.5, 0.5])

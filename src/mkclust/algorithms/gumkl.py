@@ -190,7 +190,7 @@ class GUMKL(BaseClusterer):
     """
 
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.0942)
-    _parameter_constraints = {**COMMON_CONSTRAINTS, "p": [Interval(Real, 1, None, closed="left"), StrOptions({"inf"})],
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "p": [Interval(Real, 1, None, closed="both"), StrOptions({"inf"})],
                               "max_iter": [POSITIVE_INT], "kmedoids_max_iter": [POSITIVE_INT], "tol": [NONNEG],
                               "refine": ["boolean"]}
 
@@ -229,7 +229,9 @@ class GUMKL(BaseClusterer):
             if len(trace) > 1:
                 if lobj > log_trace[-2] + 1e-12:
                     increases += 1
-                    warnings.warn(f"GUMKL objective rose from {trace[-2]:.6g} to {trace[-1]:.6g} at iteration "
+                    # the log objective: E itself underflows to 0 for large p, and "from 0 to 0" says nothing
+                    warnings.warn(f"GUMKL objective rose from {trace[-2]:.6g} to {trace[-1]:.6g} (log {log_trace[-2]:.10g} "
+                                  f"to {lobj:.10g}) at iteration "
                                   f"{n_iter} (the greedy re-initialisation can do this, as the paper notes)",
                                   GUMKLObjectiveIncrease, stacklevel=2)
                 if abs(math.expm1(lobj - log_trace[-2])) <= float(self.tol):
