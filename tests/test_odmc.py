@@ -234,11 +234,14 @@ def test_swap_improve_rows_in_lockstep_equal_one_row_alone():
     numbers of swaps."""
     from mkclust.algorithms._labels import _swap_improve
     rng = np.random.default_rng(11)
-    for n, cand, swaps, psd in ((40, 3, 200, True), (40, 1, 200, False), (61, 32, 200, True), (50, 2, 4, True)):
+    # the last two cases: few +1 labels, so the two sides' candidate lists differ in width (as on
+    # ODMC's echocardiogram, n = 62, with its imbalanced balance bound)
+    for n, cand, swaps, psd, share in ((40, 3, 200, True, 0.5), (40, 1, 200, False, 0.5), (61, 32, 200, True, 0.5),
+                                       (50, 2, 4, True, 0.5), (61, 32, 200, True, 0.2), (40, 8, 200, True, 0.15)):
         F = rng.normal(size=(n, 4 if psd else n))
         K = F @ F.T if psd else (F + F.T) / 2
         D = rng.uniform(-1, 1, size=(5, n))
-        Y0 = np.where(rng.random((5, n)) < 0.5, 1.0, -1.0)
+        Y0 = np.where(rng.random((5, n)) < share, 1.0, -1.0)
         Y = _swap_improve(K, D, Y0.copy(), max_swaps=swaps, n_candidates=cand)
         late = 0
         for r in range(5):

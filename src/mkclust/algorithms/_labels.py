@@ -163,7 +163,8 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
         best = flat.argmax(axis=1)
         ar = np.arange(a)
         found = flat[ar, best] > tol
-        I, J = cp[ar, best // cp.shape[1]], cn[ar, best % cn.shape[1]]
+        # gain is (a, |cp|, |cn|) flattened: the row of a flat index is its quotient by |cn|
+        I, J = cp[ar, best // cn.shape[1]], cn[ar, best % cn.shape[1]]
         partial = (vp.sum(axis=1) < npos) | (vn.sum(axis=1) < nneg)
         for r in np.flatnonzero(~found & partial & (npos > 0) & (nneg > 0)):   # every pair of this row
             if kmax is None:
