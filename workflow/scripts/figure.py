@@ -8,13 +8,12 @@ from mkclust.reporting import make_figure, read_results, save_figure  # noqa: E4
 
 with job(snakemake, "figure"):  # noqa: F821
     spec = {"datasets": snakemake.params.datasets, **snakemake.params.spec}  # noqa: F821
-    # a rebuild from a partial archive: a figure whose runs are left out says so instead of failing
-    left_out = "No runs: every run group of this figure is left out (not in the results archive yet)."
     results = read_results(snakemake.input)  # noqa: F821
     try:
-        fig = make_figure(results, spec, left_out if snakemake.params.partial else None)  # noqa: F821
-    except ValueError as exc:
+        fig = make_figure(results, spec)
+    except ValueError as exc:   # a rebuild from a partial archive: a figure whose runs are left out says so
         if not snakemake.params.partial:  # noqa: F821
             raise
-        fig = make_figure(results.iloc[0:0], spec, f"{left_out[:-1]}: {exc}.")
+        fig = make_figure(results.iloc[0:0], spec,
+                          f"No runs: the run groups of this figure are left out (not in the results archive yet): {exc}.")
     save_figure(fig, snakemake.output.png[: -len(".png")])  # noqa: F821

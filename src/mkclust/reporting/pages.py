@@ -65,7 +65,7 @@ def data_lines(data: list[dict] | None) -> list[str]:
 
 def not_evaluated_note(verdicts: pd.DataFrame) -> str:
     """' (k not evaluated)' for claims that no case of this run could test, else ''."""
-    k = int((verdicts["status"] == "not evaluated").sum()) if "status" in verdicts.columns else int(verdicts["holds"].isna().sum())
+    k = int((verdicts["status"] == "not evaluated").sum())
     return f" ({k} not evaluated)" if k else ""
 
 
@@ -286,7 +286,7 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
         built = {"path": archive, "left_out": len(left_out or []),
                  "pieces": [{"piece": m["piece"], "commit": m["commit"], "archived": m["archived"], "runs": m["runs"],
                              "fit_cpu_seconds": m["fit_cpu_seconds"], "groups": len(m["groups"])}
-                            for m in pieces(Path(basedir, archive) if not Path(archive).exists() else archive)]}
+                            for m in pieces(archive)]}
     return {"date": stamp(datetime.now(timezone.utc).timestamp()), "commit": commit(basedir),
             "finished": (max((m["archived"] for m in built["pieces"]), default="") if built
                          else stamp(finished) if finished else ""),

@@ -254,6 +254,14 @@ REFERENCE_MARKS = {"identical": ("=", "$=$"), "within noise": ("≈", r"$\approx
 EXACT = 1e-9
 
 
+def noise_limit(se: float, se_other: float) -> float:
+    """Two standard errors of the difference of two independent means, 2 sqrt(se^2 + se_other^2);
+    0 when either has no seed noise (NaN or 0: one run, or the best objective's run)."""
+    if not all(math.isfinite(x) and x > 0 for x in (se, se_other)):
+        return 0.0
+    return 2 * math.sqrt(se ** 2 + se_other ** 2)
+
+
 def compare_with_reference(tidy: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
     """``tidy`` with the same cells of a reference run's table (built by :func:`build_table` from the
     reference run's results with the same spec) beside its own: ``reference`` (its value),
@@ -277,8 +285,7 @@ def compare_with_reference(tidy: pd.DataFrame, reference: pd.DataFrame) -> pd.Da
             continue
         q = ref.loc[key]
         v, w = float(r.value), float(q["value"])
-        se = [float(x) for x in (r.se, q["se"])]
-        limit = 2 * math.sqrt(se[0] ** 2 + se[1] ** 2) if all(math.isfinite(x) and x > 0 for x in se) else 0.0
+        limit = noise_limit(float(r.se), float(q["se"]))
         d = v - w
         if math.isnan(v) and math.isnan(w):
             state = "identical"
@@ -357,21 +364,20 @@ def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFra
             cause, evidence = best["cause"], best["evidence"]
         se = float(r["se"]) if "se" in out.columns else math.nan
         means = mean_of_runs is True or (isinstance(mean_of_runs, list) and r["column"] in mean_of_runs)
-        if means and cause == "not-yet-explained" and math.isfinite(se) and se > 0:
-            limit = 2 * math.sqrt(2) * se
+        limit = noise_limit(se, se)   # the authors' runs assumed as spread as ours
+        if means and cause == "not-yet-explained" and limit > 0:
             if abs(r["diff"]) <= limit:
-                noise.setdefault((r["dataset"], r["column"]), []).append(i)
+                noise.setdefault((r["dataset"], r["column"]), []).append((i, limit))
                 continue
             evidence = (f"{r['metric']} {r['value']:.3f} against {r['published']:.3f} ({r['diff']:+.3f}), beyond two "
                         f"standard errors of the difference of two means over random starts ({limit:.3f})"
                         + (f"; {evidence}" if evidence else ""))
         out.loc[i, ["cause", "evidence"]] = [cause, evidence]
-    for idx in noise.values():
+    for cells in noise.values():
         parts = [f"{out.loc[i, 'metric']} {out.loc[i, 'value']:.3f} against {out.loc[i, 'published']:.3f} "
-                 f"({out.loc[i, 'diff']:+.3f}; two standard errors of the difference "
-                 f"{2 * math.sqrt(2) * out.loc[i, 'se']:.3f})" for i in idx]
+                 f"({out.loc[i, 'diff']:+.3f}; two standard errors of the difference {limit:.3f})" for i, limit in cells]
         text = "the published value is the authors' mean over their own random starts, ours over ours: " + "; ".join(parts)
-        for i in idx:
+        for i, _ in cells:
             out.loc[i, ["cause", "evidence"]] = ["seed-noise", text]
     return out
 

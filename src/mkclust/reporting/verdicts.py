@@ -107,7 +107,11 @@ def _table(tables: dict, claim: dict) -> pd.DataFrame:
 
 class MissingColumns(ValueError):
     """A claim's columns are not in its table, or its algorithm has no runs: a configuration error, or
-    in a rebuild from a partial results archive, run groups that were left out."""
+    in a rebuild from a partial results archive, run groups that were left out. ``what`` says which."""
+
+    def __init__(self, claim: dict, what: str):
+        super().__init__(f"claim {claim['claim']!r}: {what}")
+        self.what = what
 
 
 def _columns(tidy: pd.DataFrame, claim: dict, key: str) -> list[str]:
@@ -121,7 +125,7 @@ def _columns(tidy: pd.DataFrame, claim: dict, key: str) -> list[str]:
         cols = as_list(claim[key])
     missing = [c for c in ([own] if own else []) + cols if c not in have]
     if missing:
-        raise MissingColumns(f"claim {claim['claim']!r}: columns {missing} are not in table {claim['table']!r} ({have})")
+        raise MissingColumns(claim, f"columns {missing} are not in table {claim['table']!r} ({have})")
     return cols
 
 
@@ -226,7 +230,7 @@ def _runs(results: pd.DataFrame, spec: dict, claim: dict) -> pd.DataFrame:
         g = g[g["status"].astype(str) != "not_finished"]
     g = _where(g, spec.get("where") or {})
     if g.empty:
-        raise MissingColumns(f"claim {claim['claim']!r}: no runs of {spec['algorithm']}")
+        raise MissingColumns(claim, f"no runs of {spec['algorithm']}")
     return g
 
 
@@ -333,9 +337,8 @@ def evaluate(claims: list[dict], tables: dict, results: pd.DataFrame, partial: b
         except MissingColumns as exc:
             if not partial:
                 raise
-            what = str(exc).split(": ", 1)[1]
             v = Verdict(c["claim"], claim_kind(c), None, 0, 0,
-                        f"not evaluated: {what} (their run groups are left out of this rebuild)")
+                        f"not evaluated: {exc.what} (their run groups are left out of this rebuild)")
         rows.append({"claim": v.claim, "form": v.form, "holds": v.holds, "cases": v.cases, "held": v.held,
                      "numbers": v.numbers, "published": v.published, "oracle": v.oracle, "status": v.status,
                      "published_held": v.published_held, "published_cases": v.published_cases})
