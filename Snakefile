@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 if not workflow.overwrite_configfiles:
     configfile: str(Path(workflow.basedir) / "config.yaml")
 
-from mkclust.configuration import command_line_values, resolve, schema_errors
-from mkclust.experiments import ConfigError, plan
+from mkclust.repro.configuration import command_line_values, resolve, schema_errors
+from mkclust.repro.planning import ConfigError, plan
 
 # experiments that name a protocol (workflow/protocols/) become the protocol with their overrides
 try:
@@ -31,8 +31,8 @@ try:
     validate(config, _SCHEMA)
 except Exception:   # jsonschema's message is the whole schema and instance: one line per violation instead
     raise ValueError("config: " + "; ".join(schema_errors(config, _SCHEMA))) from None
-from mkclust._captions import figure_caption, paper_name, table_caption, verdict_caption
-import mkclust.resources as RES
+from mkclust.repro.captions import figure_caption, paper_name, table_caption, verdict_caption
+import mkclust.repro.resources as RES
 
 try:
     PLAN = plan(config)
@@ -48,14 +48,14 @@ if _MISSING:
           f"download them into {PLAN.data_dir}/raw/<path> (sha256-checked). Offline, give a mirror folder with the "
           "same layout: --config data_mirror=/path (or $MKCLUST_DATA_MIRROR).", file=sys.stderr)
 
-import mkclust.reference
-REFERENCE_DIR = Path(mkclust.reference.__file__).parent   # published values and causes.tsv
+import mkclust.repro.reference
+REFERENCE_DIR = Path(mkclust.repro.reference.__file__).parent   # published values and causes.tsv
 
 # --config results_archive=results/paper: every results table from the archive's rows, no fitting
 ARCHIVE = config.get("results_archive")
 LEFT_OUT = []
 if ARCHIVE:
-    from mkclust.archive import archive_files, group_name, missing_groups
+    from mkclust.repro.archive import archive_files, group_name, missing_groups
     try:
         LEFT_OUT = [group_name(g) for g in missing_groups(PLAN, ARCHIVE)]
     except ValueError as exc:
@@ -63,7 +63,7 @@ if ARCHIVE:
     if LEFT_OUT and not config.get("archive_partial"):
         raise ValueError(f"results_archive: {len(LEFT_OUT)} run group(s) of this configuration are not in {ARCHIVE}: "
                          + ", ".join(LEFT_OUT[:8]) + (" ..." if len(LEFT_OUT) > 8 else "")
-                         + " (python -m mkclust.archive missing --list; or --config archive_partial=true leaves them out)")
+                         + " (mkclust archive missing --list; or --config archive_partial=true leaves them out)")
 
 # reference_run: results/paper (set in workflow/configs/paper.yaml): an archive of this project's own
 # run of the configuration; every table cell it also holds shows its value beside ours, and the
@@ -71,7 +71,7 @@ if ARCHIVE:
 # from an archive: the tables are then the archive's own)
 REFERENCE_RUN = None
 if config.get("reference_run") and not ARCHIVE:
-    from mkclust.archive import archive_files, archived_groups
+    from mkclust.repro.archive import archive_files, archived_groups
     _ref = Path(config["reference_run"])
     if not _ref.is_absolute() and not _ref.exists():
         _ref = Path(workflow.basedir) / _ref   # a path in the repository, from any working directory

@@ -1,7 +1,7 @@
 """What every benchmark prints: one JSON line per measurement, with the interpreter, numpy and the
 BLAS thread count it ran with; and the machine's measured float64 GEMM rate, the limit a hot
-kernel's rate is compared with (``fraction_of_gemm``). Imported by the ``bench_*.py`` scripts (run from the repository root:
-``python benchmarks/bench_<name>.py``)."""
+kernel's rate is compared with (``fraction_of_gemm``). Imported by the ``bench_*.py`` scripts (run
+from the repository root: ``python benchmarks/bench_<name>.py``)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def built_inputs(plan, work, dataset: str, bank: str | None = None):
     the way the workflow builds it (its raw files from the data mirror) when not there yet: the
     paper-size benchmarks share them."""
     from mkclust.datasets import Dataset
-    from mkclust.runner import make_bank, make_dataset
+    from mkclust.repro.inputs import make_bank, make_dataset
 
     ds_path = work / f"{dataset}.npz"
     if not ds_path.exists():

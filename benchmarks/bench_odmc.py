@@ -74,7 +74,8 @@ def gmmc_path(n: int):
     warm = GMMC.fit_batch([GMMC(C=C) for C in Cs], K)
     for C, c, w in zip(Cs, cold, warm):  # SCS's own seconds both ways
         emit(bench="gmmc_path", n=n, C=C, cold_iterations=c.n_iter_, cold_seconds=c.solver_seconds_,
-             warm_iterations=w.n_iter_, warm_seconds=w.solver_seconds_, labels_equal=bool((c.labels_ == w.labels_).all()))
+             warm_iterations=w.n_iter_, warm_seconds=w.solver_seconds_,
+             labels_equal=bool((c.labels_ == w.labels_).all()))
 
 
 def batch(args):

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def paper_estimators(plan, dataset: str, kernel: int, seed: int, ds):
     """The ODMC estimators of the paper run group (dataset, kernel, seed), as the runner builds them."""
-    from mkclust._pseudo import class_imbalance, resolve_balance, split_pseudo
+    from mkclust.repro.pseudo import class_imbalance, resolve_balance, split_pseudo
     from mkclust.algorithms import get_estimator
 
     groups = plan.run_groups()
@@ -66,9 +66,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
     from mkclust.algorithms import ODMC
-    from mkclust.configuration import load
+    from mkclust.repro.configuration import load
     from mkclust.datasets import Dataset
-    from mkclust.experiments import plan as make_plan
+    from mkclust.repro.planning import plan as make_plan
     from mkclust.kernels import KernelBank
 
     plan = make_plan(load(ROOT / "workflow/configs/paper.yaml"))

@@ -1,12 +1,12 @@
 """Fits of the paper configuration measured against the cost estimate's typical times (not tests): the
-check that ``python -m mkclust.estimate workflow/configs/paper.yaml`` holds at the papers' sizes,
+check that ``mkclust estimate workflow/configs/paper.yaml`` holds at the papers' sizes,
 where the calibration (on the default run's small sets) extrapolates in n.
 
 For each ``--group EXPERIMENT/ALGORITHM/DATASET`` it builds the data set and bank as the workflow does
 (raw files from the data mirror, ``$MKCLUST_DATA_MIRROR``), takes the first ``--runs`` runs of the
 group's first input (e.g. one kernel's grid for ODMC, fitted as the run job fits them: the first
 alone, the rest in one lockstep batch), fits them on one thread and prints the fits' measured CPU
-seconds beside :func:`mkclust.resources.group_seconds` (typical) for the same runs, and the job's CPU
+seconds beside :func:`mkclust.repro.resources.group_seconds` (typical) for the same runs, and the job's CPU
 seconds around them (loading, the PSD check of each kernel, metrics).
 
     python benchmarks/bench_paper_fits.py --group odmc_table2/ODMC/splice --runs 32 \\
@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--group", action="append", required=True,
-                    help="EXPERIMENT/ALGORITHM/DATASET[/KERNEL] of the configuration (KERNEL: the group of that kernel index)")
+                    help="EXPERIMENT/ALGORITHM/DATASET[/KERNEL] of the configuration "
+                         "(KERNEL: the group of that kernel index)")
     ap.add_argument("--runs", action="append", type=int, help="runs of each group to fit (default 1)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/mkclust_paper_fits"), help="where data sets and banks go")
     ap.add_argument("--config", type=Path, default=ROOT / "workflow/configs/paper.yaml")
@@ -48,11 +49,11 @@ def main(argv=None):
     ap.add_argument("--compare", type=Path, help="compare labels and objectives with a --save file")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
-    import mkclust.resources as RES
-    from mkclust._pseudo import input_key, split_pseudo
-    from mkclust.configuration import load
-    from mkclust.experiments import plan
-    from mkclust.runner import run_group
+    import mkclust.repro.resources as RES
+    from mkclust.repro.pseudo import input_key, split_pseudo
+    from mkclust.repro.configuration import load
+    from mkclust.repro.planning import plan
+    from mkclust.repro.runner import run_group
 
     import numpy as np
 
@@ -96,8 +97,8 @@ def main(argv=None):
             rel = np.abs(oldo - objs) / np.maximum(np.abs(oldo), 1e-12)
             cmp = dict(compared=len(recs), labels_differ=int((old != labels).any(axis=1).sum()),
                        max_rel_objective_diff=float(np.nanmax(rel)) if np.isfinite(rel).any() else None)
-        emit(bench="paper_fit", group="/".join(key), n=n, runs=len(runs), job_cpu_s=round(cpu, 1), wall_s=round(wall, 1),
-             fit_cpu_s=round(fit_cpu, 1), estimated_fit_s=round(est, 1),
+        emit(bench="paper_fit", group="/".join(key), n=n, runs=len(runs), job_cpu_s=round(cpu, 1),
+             wall_s=round(wall, 1), fit_cpu_s=round(fit_cpu, 1), estimated_fit_s=round(est, 1),
              measured_over_estimated=round(fit_cpu / est, 2) if est else None,
              statuses=sorted({r["status"] for r in recs}), **cmp)
     if args.save:

@@ -1,4 +1,4 @@
-"""The workflow's resource estimates (mkclust.resources) against what run jobs really use (not
+"""The workflow's resource estimates (mkclust.repro.resources) against what run jobs really use (not
 tests). For each estimator and n, one fit runs in a fresh interpreter, as a run job does; prints one
 JSON line with its peak resident memory and seconds next to ``run_mem_mb`` and the per-fit estimate
 ``run_seconds x SAFETY``. Use it to recalibrate ``WORK_N2`` and ``TIME`` on a new machine.
@@ -17,16 +17,16 @@ import textwrap
 from pathlib import Path
 
 from _common import emit  # benchmarks/_common.py
-import mkclust.resources as RES
+import mkclust.repro.resources as RES
 from mkclust.algorithms import ALGORITHMS
-from mkclust.experiments import Run
-from mkclust.runner import make_bank, make_dataset
+from mkclust.repro.planning import Run
+from mkclust.repro.inputs import make_bank, make_dataset
 
 CHILD = textwrap.dedent("""
     import json, sys, time
-    from mkclust.experiments import Run
-    from mkclust.runner import run_group
-    from mkclust.resources import peak_rss_mb
+    from mkclust.repro.planning import Run
+    from mkclust.repro.runner import run_group
+    from mkclust.repro.resources import peak_rss_mb
     est, params, ds, bank = sys.argv[1:5]
     t = time.perf_counter()
     rec = run_group([Run("e", est.upper(), est, "ds", "b", params, 0)], ds, bank)[0]
@@ -58,8 +58,8 @@ def main():
                     continue
                 got = json.loads(out.stdout.strip().splitlines()[-1])
                 run = Run("e", "X", est, "ds", "b", pj, 0)
-                emit(bench="run_job", estimator=est, n=n, peak_mb=got["peak_mb"], mem_mb_estimate=RES.run_mem_mb([run], dsp, bp),
-                     seconds=round(got["seconds"], 3),
+                emit(bench="run_job", estimator=est, n=n, peak_mb=got["peak_mb"],
+                     mem_mb_estimate=RES.run_mem_mb([run], dsp, bp), seconds=round(got["seconds"], 3),
                      seconds_estimate=round(RES.SAFETY * RES.run_seconds(est, n, params), 3), status=got["status"])
 
 

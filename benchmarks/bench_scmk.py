@@ -39,7 +39,8 @@ def bank(name: str, n: int, d: int, c: int, real: bool):
     if real:
         ds = load(name, variant="authors") if name == "ORL" else load(name)
         X = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
-        return build_bank("rmkkm12", X, preprocess="zscore_unit" if name == "ORL" else "unit").gram(), ds.n_classes, name
+        prep = "zscore_unit" if name == "ORL" else "unit"
+        return build_bank("rmkkm12", X, preprocess=prep).gram(), ds.n_classes, name
     rng = np.random.default_rng(0)
     centres = rng.normal(size=(c, d))
     X = centres[rng.integers(0, c, n)] + 0.7 * rng.normal(size=(n, d))
@@ -62,7 +63,8 @@ def main(argv=None):
     sec = np.asarray(est.iteration_seconds_)
     zit = np.asarray(est.z_step_iters_)
     emit(bench="scmk_outer_iteration", data=source, n=K.shape[1], m=K.shape[0], c=c, iterations=est.n_iter_,
-         seconds_per_iteration_mean=round(float(sec.mean()), 3), seconds_per_iteration_median=round(float(np.median(sec)), 3),
+         seconds_per_iteration_mean=round(float(sec.mean()), 3),
+         seconds_per_iteration_median=round(float(np.median(sec)), 3),
          seconds_per_iteration=[round(float(x), 3) for x in sec], zstep_iterations=zit.tolist(),
          seconds_per_zstep_iteration=round(float(sec.sum() / max(zit.sum(), 1)), 4), fit_seconds_total=round(total, 2),
          **rate(2.0 * K.shape[1] ** 3 * zit.sum(), sec.sum()))
@@ -93,7 +95,8 @@ def main(argv=None):
     per_col = (time.perf_counter() - t) / cols.size
 
     def col_obj(Z, idx):
-        return alpha * (Z * Z).sum(0) + (Z * (Kw @ Z)).sum(0) - 2 * (Kw[:, idx] * Z).sum(0) + (B[:, idx] * Z).sum(0) + Kw[idx, idx]
+        return (alpha * (Z * Z).sum(0) + (Z * (Kw @ Z)).sum(0) - 2 * (Kw[:, idx] * Z).sum(0)
+                + (B[:, idx] * Z).sum(0) + Kw[idx, idx])
 
     ours, theirs = col_obj(res.Z[:, cols], cols), col_obj(Zc, cols)
     emit(bench="zstep_vs_cvxpy", data=source, n=n, alpha=alpha, beta=beta, batched_seconds=round(batched, 3),

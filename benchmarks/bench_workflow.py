@@ -1,7 +1,7 @@
 """Where a workflow run's time goes (not a test): per rule the jobs, their summed wall time, the part
 spent inside the job's body (from the job's own log) and, for run jobs, the fits' seconds, so the rest
 (interpreter start-up, imports, Snakemake's script set-up) is visible; then, per experiment, the
-measured CPU seconds beside ``python -m mkclust.estimate``'s estimate and their ratio.
+measured CPU seconds beside ``mkclust estimate``'s estimate and their ratio.
 
     python benchmarks/bench_workflow.py --run /tmp/wf      # runs ``snakemake --cores 2`` on this checkout's
                                                            # config.yaml in /tmp/wf, timed, then reports
@@ -25,12 +25,12 @@ from datetime import datetime
 from pathlib import Path
 
 from _common import emit  # benchmarks/_common.py
-from mkclust import resources as RES
+from mkclust.repro import resources as RES
 from mkclust.algorithms import ALGORITHMS
-from mkclust.configuration import load
-from mkclust.estimate import JOB_SECONDS, estimate
-from mkclust.records import load_records
-from mkclust.run_spec import Run
+from mkclust.repro.configuration import load
+from mkclust.repro.estimate import JOB_SECONDS, estimate
+from mkclust.repro.records import load_records
+from mkclust.repro.run_spec import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ [\d:]{8} \d{4})\]$")
@@ -65,7 +65,7 @@ def job_walls(log_path: Path) -> dict[int, tuple[str, float, str | None]]:
 
 
 def body_seconds(log_file: Path) -> float | None:
-    """Seconds between a job's ``start`` and ``done`` lines (:func:`mkclust._jobs.job`)."""
+    """Seconds between a job's ``start`` and ``done`` lines (:func:`mkclust.repro.jobs.job`)."""
     t = {}
     for line in log_file.read_text(errors="replace").splitlines():
         if m := _LOGLINE.match(line):

@@ -14,10 +14,11 @@ import sys
 
 #: tool -> (module with a ``main(argv)``, one line of help)
 TOOLS = {
-    "estimate": ("mkclust.estimate", "what a configuration will cost, before it runs"),
-    "datasets": ("mkclust.datasets.__main__", "the registered data sets: list them (n, d, classes) or show what is known of one"),
-    "archive": ("mkclust.archive", "results archives: add a piece, list missing run groups, compare a rerun"),
-    "results": ("mkclust.reporting.results", "a run's results page and the README's results summary"),
+    "estimate": ("mkclust.repro.estimate", "what a configuration will cost, before it runs"),
+    "datasets": ("mkclust.datasets.__main__",
+                 "the registered data sets: list them (n, d, classes) or show what is known of one"),
+    "archive": ("mkclust.repro.archive", "results archives: add a piece, list missing run groups, compare a rerun"),
+    "results": ("mkclust.repro.reporting.results", "a run's results page and the README's results summary"),
 }
 
 

@@ -93,12 +93,6 @@ def nearest_psd(A: np.ndarray) -> tuple[np.ndarray, float]:
     return (R + R.T) / 2, float(lam[0])
 
 
-def as_list(value) -> list:
-    """A configuration value that may be one item or a list of items (an algorithm label, for
-    instance), as a list."""
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
 def check_features(X, name: str = "X") -> np.ndarray:
     """Return ``X`` as a finite float64 2-d array (dense; sparse input is densified), through
     scikit-learn's ``check_array`` (its messages: NaN, complex or object data, 1-d input, empty)."""
@@ -189,17 +183,3 @@ def check_labels(labels, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be 1-d, got shape {labels.shape}")
     _, codes = np.unique(labels, return_inverse=True)
     return codes.astype(np.int64)
-
-
-#: the kinds of a paper's claim (:mod:`mkclust.reporting.verdicts`), told apart by their keys
-CLAIM_KINDS = ("above", "close", "wins", "slope", "below", "sweep")
-
-
-def claim_kind(claim: dict) -> str:
-    """The kind of a claim: the one key of :data:`CLAIM_KINDS` it has (a ``sweep`` claim also has
-    ``above``: the levels it is compared with)."""
-    kinds = [k for k in CLAIM_KINDS if k in claim and not (k == "above" and "sweep" in claim)]
-    if len(kinds) != 1:
-        raise ValueError(f"claim {claim.get('claim')!r}: give exactly one of {', '.join(CLAIM_KINDS)} "
-                         f"(found {', '.join(kinds) or 'none'})")
-    return kinds[0]

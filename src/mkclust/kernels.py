@@ -22,8 +22,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from mkclust._io import atomic_savez
-from mkclust._pseudo import check_kernel_choice
-from mkclust._validation import ConfigError, check_features
+from mkclust._validation import check_features
 from mkclust.kernel_functions import (  # noqa: F401  (re-exported: the public kernel functions)
     GAUSSIAN_CONVENTIONS, NORMALIZATIONS, PREPROCESS, _normalize, _row_sq_norms, _symmetrize, apply_preprocess,
     center_kernel, combine, cosine_kernel, feature_map, gaussian_from_sqdist, gaussian_kernel,
@@ -65,20 +64,6 @@ class KernelBank:
     @property
     def n_samples(self) -> int:
         return self.K.shape[1] if self.kind == "gram" else self.features[0].shape[0]
-
-    def select(self, choice) -> tuple[np.ndarray, str]:
-        """The kernel a single-kernel run uses and its name: an index into the bank or ``"ew"`` (the
-        equal-weight mean of the bank's kernels); ``None`` only for a bank of one kernel."""
-        m = self.n_kernels
-        if choice is None:
-            if m != 1:
-                raise ConfigError(f"the bank holds {m} kernels; set the parameter kernel "
-                                  "(an index, 'ew', or 'all' in a grid)")
-            choice = 0
-        if choice == "ew":
-            return self.gram().mean(axis=0), "equal-weight mean of " + "+".join(self.names)
-        check_kernel_choice({"kernel": choice}, m)
-        return self.kernel(choice), self.names[choice]
 
     def kernel(self, k: int) -> np.ndarray:
         """The k-th Gram matrix (F_k F_k' for a features bank), without forming the others."""
@@ -260,7 +245,7 @@ class BankSpec:
     per_view: bool = False
 
 
-#: the named kernel banks: one entry each (a new bank is a builder and one line here; tests/test_experiments.py
+#: the named kernel banks: one entry each (a new bank is a builder and one line here; tests/workflow/test_planning.py
 #: checks every entry's size against what it builds)
 BANKS: dict[str, BankSpec] = {
     "mkc3": BankSpec(_bank_mkc3, lambda o: 2 + (len(o["widths"]) if o.get("widths") else 1)),

@@ -1,5 +1,5 @@
 # Stage 4: all run records of an experiment -> data/results/<experiment>.csv (one row per run); with
-# results_archive, the archive's rows of the experiment's planned runs instead (mkclust.archive)
+# results_archive, the archive's rows of the experiment's planned runs instead (mkclust.repro.archive)
 
 
 rule aggregate:

@@ -20,7 +20,8 @@ def table_inputs(wc):
         inputs["reference_results"] = [f"{DATA}/reference/{Path(r).name}" for r in inputs["results"]]
     if spec.get("reference"):
         ref = spec["reference"]
-        inputs["reference"] = [str(REFERENCE_DIR / f"{ref['paper']}_{ref['table']}.csv"), str(REFERENCE_DIR / "causes.tsv")]
+        inputs["reference"] = [str(REFERENCE_DIR / f"{ref['paper']}_{ref['table']}.csv"),
+                               str(REFERENCE_DIR / "causes.tsv")]
     return inputs
 
 

@@ -14,7 +14,8 @@ rule kernel_bank:
         mem_mb=lambda wc, input, attempt: RES.bank_mem_mb(input[0], PLAN.bank_size(wc.bank), attempt,
                                                           PLAN.bank_landmarks(wc.bank)),
         runtime=lambda wc, input, attempt: RES.bank_runtime(input[0], PLAN.bank_size(wc.bank), attempt,
-                                                            PLAN.bank_landmarks(wc.bank), PLAN.bank_decomposes(wc.bank)),
+                                                            PLAN.bank_landmarks(wc.bank),
+                                                            PLAN.bank_decomposes(wc.bank)),
     log:
         f"{DATA}/logs/kernels/{{dataset}}/{{bank}}.log",
     conda:

@@ -11,7 +11,8 @@ rule verdict:
         csv=f"{FIGS}/{{paper}}/verdict.csv",
         md=f"{FIGS}/{{paper}}/verdict.md",
         html=report(f"{FIGS}/{{paper}}/verdict.html", caption="../report/verdict.rst",
-                    category=lambda wc: paper_name(wc.paper), subcategory="Verdict", labels={"verdict": "claims and gaps"}),
+                    category=lambda wc: paper_name(wc.paper), subcategory="Verdict",
+                    labels={"verdict": "claims and gaps"}),
         png=report(f"{FIGS}/{{paper}}/verdict.png", caption="../report/verdict.rst",
                    category=lambda wc: paper_name(wc.paper), subcategory="Verdict", labels={"verdict": "figure"}),
     params:

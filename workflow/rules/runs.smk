@@ -3,7 +3,7 @@
 # once, and writes the group's run records (a JSON list) atomically. One job per seed would pay
 # about a second of interpreter and library start-up per seed, which dominates cheap fits. Timing
 # experiments run single-threaded (threads: 1, BLAS pinned inside the job) so that their fit times
-# are comparable. mem_mb and runtime are estimated from n, d and the bank's size (mkclust.resources)
+# are comparable. mem_mb and runtime are estimated from n, d and the bank's size (mkclust.repro.resources)
 # and grow with each attempt; threads become the job's cpus_per_task under SLURM and its BLAS limit.
 
 

@@ -4,14 +4,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from mkclust._io import atomic_open  # noqa: E402
-from mkclust._jobs import job  # noqa: E402
-from mkclust.records import load_records, records_to_frame  # noqa: E402
+from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.records import load_records, records_to_frame  # noqa: E402
 
 with job(snakemake, "aggregate") as log:  # noqa: F821
     sm = snakemake  # noqa: F821
     if sm.params.archive:
-        from mkclust.archive import archived_results
-        from mkclust.experiments import plan
+        from mkclust.repro.archive import archived_results
+        from mkclust.repro.planning import plan
         df, missing = archived_results(sm.params.archive, plan(sm.config), sm.wildcards.experiment, sm.params.partial)
         log.info("%d runs from the archive %s%s", len(df), sm.params.archive,
                  f"; {len(missing)} run groups left out" if missing else "")

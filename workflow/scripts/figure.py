@@ -3,8 +3,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust._jobs import job  # noqa: E402
-from mkclust.reporting import make_figure, read_results, save_figure  # noqa: E402
+from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.reporting import make_figure, read_results, save_figure  # noqa: E402
 
 with job(snakemake, "figure"):  # noqa: F821
     spec = {"datasets": snakemake.params.datasets, **snakemake.params.spec}  # noqa: F821
@@ -14,6 +14,6 @@ with job(snakemake, "figure"):  # noqa: F821
     except ValueError as exc:   # a rebuild from a partial archive: a figure whose runs are left out says so
         if not snakemake.params.partial:  # noqa: F821
             raise
-        fig = make_figure(results.iloc[0:0], spec,
-                          f"No runs: the run groups of this figure are left out (not in the results archive yet): {exc}.")
+        fig = make_figure(results.iloc[0:0], spec, "No runs: the run groups of this figure are left out "
+                          f"(not in the results archive yet): {exc}.")
     save_figure(fig, snakemake.output.png[: -len(".png")])  # noqa: F821

@@ -3,9 +3,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust._jobs import job  # noqa: E402
+from mkclust.repro.jobs import job  # noqa: E402
 from mkclust.datasets import Dataset  # noqa: E402
-from mkclust.runner import make_bank  # noqa: E402
+from mkclust.repro.inputs import make_bank  # noqa: E402
 
 with job(snakemake, "kernel_bank") as log:  # noqa: F821
     ds = Dataset.load(snakemake.input[0])  # noqa: F821

@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from mkclust._io import write_json  # noqa: E402
-from mkclust._jobs import job  # noqa: E402
-from mkclust.run_spec import Run  # noqa: E402
-from mkclust.runner import run_group  # noqa: E402
+from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.run_spec import Run  # noqa: E402
+from mkclust.repro.runner import run_group  # noqa: E402
 
 with job(snakemake, "run") as log:  # noqa: F821
     runs = [Run(**r) for r in snakemake.params.runs]  # noqa: F821

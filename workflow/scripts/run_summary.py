@@ -3,10 +3,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust._jobs import job  # noqa: E402
-from mkclust.reporting import read_results  # noqa: E402
-from mkclust.reporting.pages import job_cpu_seconds, run_summary, write_summary  # noqa: E402
-from mkclust.reporting.tables import read_tables  # noqa: E402
+from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.reporting import read_results  # noqa: E402
+from mkclust.repro.reporting.pages import job_cpu_seconds, run_summary, write_summary  # noqa: E402
+from mkclust.repro.reporting.tables import read_tables  # noqa: E402
 
 with job(snakemake, "run_summary") as log:  # noqa: F821
     sm = snakemake  # noqa: F821

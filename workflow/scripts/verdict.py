@@ -3,11 +3,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust._jobs import job  # noqa: E402
-from mkclust.reporting import read_results  # noqa: E402
-from mkclust.reporting.tables import read_tables  # noqa: E402
-from mkclust.reporting.pages import write_verdict  # noqa: E402
-from mkclust.reporting.verdicts import evaluate  # noqa: E402
+from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.reporting import read_results  # noqa: E402
+from mkclust.repro.reporting.tables import read_tables  # noqa: E402
+from mkclust.repro.reporting.pages import write_verdict  # noqa: E402
+from mkclust.repro.reporting.verdicts import evaluate  # noqa: E402
 
 with job(snakemake, "verdict") as log:  # noqa: F821
     sm = snakemake  # noqa: F821

@@ -12,7 +12,8 @@ from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
 from mkclust.algorithms.lgmmc import LGMMC
 from mkclust.algorithms.mkc import MKC
 from mkclust.algorithms.odmc import ODMC
-from mkclust.algorithms.rmkkm import MKKM, RKKM, RMKKM
+from mkclust.algorithms.mkkm import MKKM
+from mkclust.algorithms.rmkkm import RKKM, RMKKM
 from mkclust.algorithms.scmk import SCMK, SCSK
 from mkclust.algorithms.spectral import NormalizedCut, SpectralClustering
 

@@ -206,7 +206,7 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
     they converge. The rows go ``block`` at a time, so the bases take at most block x max_steps x n
     floats (51 kB per sample). Up to ``DENSE_LIMIT`` samples, the dense ``eigh`` of each M_r instead
     (exact). ``prod`` may compute the rows' products X -> X K another way (through a low-rank factor
-    of K, :class:`mkclust.algorithms.odmc._Products`)."""
+    of K, :class:`mkclust.algorithms._odmc_solver._Products`)."""
     D = np.array(D, dtype=np.float64, ndmin=2)
     m, n = D.shape
     out = np.empty((m, n))

@@ -1,8 +1,8 @@
 """Affinity aggregation for spectral clustering (AASC; Huang, Chuang, Chen, CVPR 2012).
 
-The formulation implemented (the paper's, in the form the RMKKM
-authors' public copy of it, github.com/csliangdu/RMKKM, implements): with W_k the m affinities (kernels used as graphs), L_k = Deg_k - W_k their
-unnormalised Laplacians, and an exponent p > 1,
+The formulation implemented (the paper's, in the form the RMKKM authors' public copy of it,
+github.com/csliangdu/RMKKM, implements): with W_k the m affinities (kernels used as graphs),
+L_k = Deg_k - W_k their unnormalised Laplacians, and an exponent p > 1,
 
     min_{F, v}  J(F, v) = tr(F' L(v) F),   L(v) = sum_k v_k^p L_k  (the Laplacian of sum_k v_k^p W_k),
     s.t.  F' F = I,  v >= 0,  sum_k v_k = 1,

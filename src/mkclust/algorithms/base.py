@@ -47,11 +47,11 @@ _RESTARTS = Progress(logging.getLogger(__name__))
 
 @dataclass(frozen=True)
 class Cost:
-    """The workflow's cost model of one fit (:mod:`mkclust.resources` sizes each job's memory and time
+    """The workflow's cost model of one fit (:mod:`mkclust.repro.resources` sizes each job's memory and time
     from it): ``work_n2`` n x n float64 matrices held beside the input; ``seconds_at_1000`` seconds
     at n = 1000 on one core, growing as n ** ``exponent``, a bound for a job's time limit; and
     ``typical_at_1000``, the typical seconds there, calibrated on measured fits
-    (``benchmarks/bench_workflow.py --calibrate``), which the cost estimate (:mod:`mkclust.estimate`)
+    (``benchmarks/bench_workflow.py --calibrate``), which the cost estimate (:mod:`mkclust.repro.estimate`)
     uses; per restart where ``restarts`` (``n_init`` repeats the whole fit). An estimator with ``fit_batch`` that fits
     the runs of one input in lockstep also gives ``batch_time``, a batched run's time as a fraction
     of a fit alone, ``batch_bytes_per_n`` bytes per sample each batched run holds, ``batch_n2`` n x n
@@ -98,7 +98,7 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
       together; ``batch_alone_first`` when the first run of a batch is fitted alone for its timing)
       and :meth:`declines` / :meth:`fit_seconds` where its cost depends on its parameters.
 
-    ``tests/test_resources.py`` fails for a registered estimator that does not declare its own
+    ``tests/workflow/test_resources.py`` fails for a registered estimator that does not declare its own
     ``cost``. ``fit_predict`` comes from ClusterMixin.
     """
 

@@ -230,8 +230,8 @@ class GUMKL(BaseClusterer):
                 if lobj > log_trace[-2] + 1e-12:
                     increases += 1
                     # the log objective: E itself underflows to 0 for large p, and "from 0 to 0" says nothing
-                    warnings.warn(f"GUMKL objective rose from {trace[-2]:.6g} to {trace[-1]:.6g} (log {log_trace[-2]:.10g} "
-                                  f"to {lobj:.10g}) at iteration "
+                    warnings.warn(f"GUMKL objective rose from {trace[-2]:.6g} to {trace[-1]:.6g} "
+                                  f"(log {log_trace[-2]:.10g} to {lobj:.10g}) at iteration "
                                   f"{n_iter} (the greedy re-initialisation can do this, as the paper notes)",
                                   GUMKLObjectiveIncrease, stacklevel=2)
                 if abs(math.expm1(lobj - log_trace[-2])) <= float(self.tol):

@@ -159,7 +159,8 @@ class LGMMC(SharedStartBatch, BaseClusterer):
     C = 10: 6 computations, 53.7 s instead of 89.9 s; heart-h kernel 1, C = 100: 7 computations.
     """
 
-    cost = Cost(work_n2=10, seconds_at_1000=30, exponent=2, typical_at_1000=2.16)  # measured at n = 1000: 7.8-17.5 s (german, 50 rounds)
+    # measured at n = 1000: 7.8-17.5 s (german, 50 rounds)
+    cost = Cost(work_n2=10, seconds_at_1000=30, exponent=2, typical_at_1000=2.16)
 
     @classmethod
     def fit_seconds(cls, n: int, params: dict, typical: bool = False, input_rank: int | None = None) -> float:

@@ -34,10 +34,11 @@ conservative linearisation, so a step whose labels differ from z can satisfy Ome
 only at z. CCCP therefore stops at a **fixed point** (the new scores' labels equal z), or when labels
 cycle while the objective changed by at most ``cccp_tol`` for 3 steps; and the xi of a round is that
 of (4.34) at the final V: the larger of the SOCP's xi and the largest slack of Omega's constraints
-at V's own labels (:func:`multiclass_slacks`), so the stopping test "the new constraint is violated
-by no more than epsilon" compares like with like. Stopping on the objective alone (as in the
-two-class case) measured a stall on letterABCD (C = 3): the same constraint came back every round
-with violation - xi = 0.016 > epsilon, 60 rounds to max_rounds, acc 0.652; with this rule: 18
+at V's own labels (:func:`~mkclust.algorithms._mkc_socp.multiclass_slacks`), so the stopping test
+"the new constraint is violated by no more than epsilon" compares like with like. Stopping on the
+objective alone (as in the two-class case) measured a stall on letterABCD (C = 3): the same
+constraint came back every round with violation - xi = 0.016 > epsilon, 60 rounds to max_rounds,
+acc 0.652; with this rule: 18
 rounds, 12 s, acc 0.687.
 
 **The multi-class balance** of (4.31)/(4.34), -l <= sum_i (f_ip - f_iq) <= l, bounds the summed
@@ -98,10 +99,8 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from mkclust._validation import check_features, check_kernels
-from mkclust.algorithms._mkc_socp import (
-    _solve, balanced_labels, binary_socp, capacity, count_bounds, fixed_label_objective, multiclass_cut,
-    multiclass_slacks, multiclass_socp, runner_up,
-)
+from mkclust.algorithms._mkc_rounds import fit_binary, fit_multiclass
+from mkclust.algorithms._mkc_socp import balanced_labels, count_bounds, fixed_label_objective
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, Progress, StrOptions,
 )
@@ -271,9 +270,9 @@ class MKC(BaseClusterer):
             self.init_labels_ = balanced_labels(-km.transform(Phi) ** 2, *count_bounds(n, self.n_clusters, l))
         t0 = time.perf_counter()
         if self.n_clusters == 2:
-            self._fit_binary(Phi, sizes, l)
+            fit_binary(self, Phi, sizes, l)
         else:
-            self._fit_multiclass(Phi, sizes, l)
+            fit_multiclass(self, Phi, sizes, l)
         # one cutting-plane round (its CCCP steps, SOCPs and most violated constraint): the ODMC
         # paper's Figure 2 unit for CPMMC
         self.seconds_per_iteration_ = (time.perf_counter() - t0) / max(len(self.rounds_), 1)
@@ -309,109 +308,6 @@ class MKC(BaseClusterer):
             log.warning("MKC stopped at max_rounds=%d before the violation reached xi + epsilon", self.max_rounds)
             return True
         return False
-
-    def _fit_binary(self, Phi, sizes, l):
-        n, D = Phi.shape
-        C = self._C()
-        g = Phi.sum(axis=0)
-        z = np.where(self.init_labels_ == 0, 1.0, -1.0)
-        f = np.zeros(n)
-        omega: list[np.ndarray] = [np.ones(n)]  # with v = 0, every sample violates (2.16)
-        self.rounds_ = []
-        cap = 0
-        while True:
-            rnd = len(omega)
-            Cm = np.array(omega)  # (|Omega|, n)
-            if rnd > cap:        # built (and compiled at its first solve) once per capacity
-                cap = capacity(rnd, cap, self.max_rounds)
-                prob, (A, s, r), (v, b, beta, xi) = binary_socp(Phi, sizes, cap, C, l, g)
-                Avals, svals, rvals = np.zeros((cap, D)), np.zeros(cap), np.zeros(cap)
-            rvals[:rnd] = Cm.sum(axis=1) / n
-            r.value = rvals
-            secs, prev, it = 0.0, None, 0
-            for it in range(1, int(self.max_cccp) + 1):
-                Avals[:rnd] = (Cm * z[None, :]) @ Phi / n
-                svals[:rnd] = Cm @ z / n
-                A.value, s.value = Avals, svals
-                dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
-                secs += dt
-                f = Phi @ v.value + float(b.value)
-                z = np.where(f >= 0, 1.0, -1.0)
-                obj = float(prob.value)
-                if prev is not None and abs(prev - obj) <= float(self.cccp_tol) * max(abs(prev), 1e-12):
-                    break
-                prev = obj
-            c = (np.abs(f) < 1).astype(np.float64)                      # (2.16)
-            violation = float(c @ (1 - np.abs(f)) / n)
-            xi_val = float(xi.value)
-            if self._end_round(rnd, it, secs, solver, obj, xi_val, violation):
-                break
-            omega.append(c)
-        self.decision_ = f
-        self.working_set_ = np.array(omega, dtype=bool)
-        self.labels_ = (f < 0).astype(np.int64)  # cluster 0: f >= 0
-        self.v_, self.b_, self.xi_, self.objective_ = v.value.copy(), float(b.value), xi_val, obj
-        self.kernel_weights_ = np.maximum(beta.value, 0.0)
-        self._sizes = sizes
-
-    def _fit_multiclass(self, Phi, sizes, l):
-        n, D = Phi.shape
-        m, C = int(self.n_clusters), self._C()
-        g = Phi.sum(axis=0)
-        # the labels of scores: argmax, under the size bounds with the label balance
-        bounds = count_bounds(n, m, l) if self._label_balance() else (0, n)
-
-        y = self.init_labels_.copy()
-        F = np.zeros((n, m))
-        # Omega holds, per constraint, the runner-up class r_i of each active sample (-1: inactive)
-        omega: list[np.ndarray] = []
-        self.rounds_ = []
-        # first constraint: at V = 0 every sample violates; its runner-up is any class other than y_i
-        omega.append((y + 1) % m)
-        cap = 0
-        while True:
-            rnd = len(omega)
-            R = np.array(omega)
-            if rnd > cap:        # built (and compiled at its first solve) once per capacity
-                cap = capacity(rnd, cap, self.max_rounds)
-                prob, (A, cst, size_p), (V, beta, xi) = multiclass_socp(Phi, sizes, m, cap, C, l)
-                Avals, cvals, svals = np.zeros((cap, D * m)), np.zeros(cap), np.zeros(cap)
-            svals[:rnd] = (R >= 0).sum(axis=1) / n
-            size_p.value = svals
-            secs, prev, it, stalls = 0.0, None, 0, 0
-            for it in range(1, int(self.max_cccp) + 1):
-                for j, Rj in enumerate(R):  # one GEMM per constraint (|Omega| is small), no loop over samples
-                    Avals[j], cvals[j] = multiclass_cut(Phi, y, Rj, m)
-                A.value, cst.value = Avals, cvals
-                dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
-                secs += dt
-                F = Phi @ V.value
-                y_lin, y = y, balanced_labels(F, *bounds)
-                obj = float(prob.value)
-                # stop at a CCCP fixed point (the new scores' labels are those the step was linearised
-                # at), or when labels keep cycling while the objective has stalled for 3 steps
-                stalls = stalls + 1 if prev is not None and abs(prev - obj) <= float(self.cccp_tol) * max(
-                    abs(prev), 1e-12) else 0
-                if np.array_equal(y, y_lin) or stalls >= 3:
-                    break
-                prev = obj
-            second, margin = runner_up(F, y)  # Theorem 4.3 at the labels y
-            active = margin < 1
-            violation = float((1 - margin[active]).sum() / n)
-            # xi of (4.34) at V: the largest slack of Omega's constraints at the labels of V's scores
-            # (equal to the SOCP's xi at a CCCP fixed point, larger when the last step moved labels)
-            xi_socp = float(xi.value)
-            xi_val = max(xi_socp, float(multiclass_slacks(F, R, y).max()))
-            obj += C * (xi_val - xi_socp)
-            if self._end_round(rnd, it, secs, solver, obj, xi_val, violation):
-                break
-            omega.append(np.where(active, second, -1))
-        self.decision_ = F
-        self.working_set_ = np.array(omega, dtype=np.int32)
-        self.labels_ = y.astype(np.int64)
-        self.v_, self.xi_, self.objective_ = V.value.copy(), xi_val, obj
-        self.kernel_weights_ = np.maximum(beta.value, 0.0)
-        self._sizes = sizes
 
     def objective_at(self, labels, max_n: int = 3000, random_state=0) -> float:
         """:func:`fixed_label_objective` of ``labels`` (n,) on the fitted features, C and balance l; on

@@ -220,5 +220,5 @@ from mkclust.datasets import embedded as _embedded  # noqa: E402,F401
 from mkclust.datasets import generators as _generators  # noqa: E402,F401
 from mkclust.datasets import paper as _paper  # noqa: E402,F401
 
-__all__ = ["Dataset", "DatasetSpec", "PaperShape", "DatasetUnavailable", "REGISTRY", "register", "load", "list_datasets",
-           "static_meta"]
+__all__ = ["Dataset", "DatasetSpec", "PaperShape", "DatasetUnavailable", "REGISTRY", "register", "load",
+           "list_datasets", "static_meta"]

@@ -98,7 +98,8 @@ def data_mirror(mirror: str | os.PathLike | None = None) -> Path | None:
     return None if value is None else Path(value).expanduser()
 
 
-def local_copy(raw: RawFile, raw_dir: str | os.PathLike = "data/raw", mirror: str | os.PathLike | None = None) -> Path | None:
+def local_copy(raw: RawFile, raw_dir: str | os.PathLike = "data/raw",
+               mirror: str | os.PathLike | None = None) -> Path | None:
     """Where a copy of ``raw`` lies, the mirror first, then ``raw_dir`` (not verified: :func:`fetch`
     checks its sha256 when it uses it); None when there is none."""
     for folder in (data_mirror(mirror), Path(raw_dir)):

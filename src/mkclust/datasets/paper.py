@@ -45,7 +45,8 @@ RAW_FILES = _read_raw_files()
 
 UCI = "D. Dua, C. Graff. UCI Machine Learning Repository. University of California, Irvine, 2019"
 LIBSVM = "C.-C. Chang, C.-J. Lin. LIBSVM data sets, https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
-KEEL = "J. Alcala-Fdez et al. KEEL data-mining software tool: data set repository. J. Mult.-Valued Logic Soft Comput. 17, 2011"
+KEEL = ("J. Alcala-Fdez et al. KEEL data-mining software tool: data set repository. "
+        "J. Mult.-Valued Logic Soft Comput. 17, 2011")
 CAI = "D. Cai et al. data sets as distributed with the RMKKM code (github csliangdu/RMKKM)"
 
 
@@ -305,8 +306,8 @@ def _svmguide3(get):
                    {"preprocessing": "LIBSVM svmguide3 train (1243) + test (41), dense CSV copy, label first"})
 
 
-_register("svmguide3", _svmguide3, "vehicle application (LIBSVM svmguide3), train + test", "LIBSVM svmguide3 (CSV copy)",
-          LIBSVM, ["svmguide3/svmguide3.csv", "svmguide3/svmguide3.t.csv"],
+_register("svmguide3", _svmguide3, "vehicle application (LIBSVM svmguide3), train + test",
+          "LIBSVM svmguide3 (CSV copy)", LIBSVM, ["svmguide3/svmguide3.csv", "svmguide3/svmguide3.t.csv"],
           [_shape("odmc", 1284, 22, 2, "the available copy has 21 feature columns; LIBSVM lists 22")])
 
 SPLICE_BASES = {"A": 1.0, "G": 2.0, "C": 3.0, "T": 4.0}
@@ -350,7 +351,8 @@ def _cai_mat(raw, authors=None):
 
 
 _RMKKM_MAT = [
-    ("YALE", "YALE/YALE_165n_1024d_15c.mat", "YALE/YALE_165n_1024d_15c_zscore_uni.mat", "Yale faces 32x32", 165, 1024, 15),
+    ("YALE", "YALE/YALE_165n_1024d_15c.mat", "YALE/YALE_165n_1024d_15c_zscore_uni.mat", "Yale faces 32x32",
+     165, 1024, 15),
     ("JAFFE", "JAFFE/jaffe_213n_676d_10c.mat", "JAFFE/jaffe_213n_676d_10c_uni.mat", "JAFFE faces 26x26", 213, 676, 10),
     ("ORL", "ORL/ORL_400n_1024d_40c.mat", "ORL/ORL_400n_1024d_40c_zscore_uni.mat", "ORL faces 32x32", 400, 1024, 40),
     ("AR", "AR/AR_840n_768d_120c.mat", None, "AR faces 24x32", 840, 768, 120),

@@ -1,0 +1,327 @@
+"""A results archive: a configuration's run results kept in the repository, in pieces, so that every
+table, figure and verdict can be rebuilt without refitting, and any user's run compared with it.
+
+Layout, ``<archive>/<piece>/``:
+
+- ``<experiment>.csv.gz``: the rows of ``<data_dir>/results/<experiment>.csv`` (parameters, seed,
+  every metric, objective, iterations, times; no label vectors) of the run groups the piece covers,
+  gzip-compressed with no time stamp, so the same rows give the same bytes;
+- ``manifest.json``: the configuration files and their sha256, the commit, package and BLAS
+  versions, the BLAS thread count, the machine, the date, the CPU time of the runs, the run groups
+  the piece covers (``experiment/algorithm/dataset/bank/group``) and the sha256 of each file.
+
+A piece is what one session can compute: a run of the configuration, usually with an overlay that
+restricts it, archived with :func:`write_piece` from the run's data folder. Pieces computed at
+different commits must agree; :func:`compare_runs` compares a rerun of some groups with the archive.
+
+A run group is the unit: a piece holds a group only when every run of the group, as the
+configuration plans it, is in the data folder. :func:`archived_results` gives the rows of the
+planned runs of one experiment, and the groups missing from the archive.
+
+Command line (``mkclust archive --help``)::
+
+    mkclust archive add results/paper --piece rmkkm --data /work/run/data workflow/configs/paper.yaml
+    mkclust archive missing results/paper workflow/configs/paper.yaml
+    snakemake --cores 2 --configfile workflow/configs/paper.yaml --config data_dir=/work/run/data -- \
+        $(mkclust archive missing results/paper workflow/configs/paper.yaml --targets /work/run/data)
+    mkclust archive compare results/paper --data /tmp/rerun/data workflow/configs/paper.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import math
+import platform
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from mkclust._io import atomic_open
+from mkclust.datasets.download import sha256_file
+from mkclust.repro.provenance import blas, commit as checkout_commit, versions
+from mkclust.repro.records import load_records, records_to_frame
+
+#: the columns that identify a run in a results table
+RUN_KEY = ["experiment", "algorithm", "dataset", "bank", "param_id", "seed"]
+MANIFEST = "manifest.json"
+
+
+def group_name(group: tuple) -> str:
+    """A run group as one string: ``experiment/algorithm/dataset/bank/group``."""
+    return "/".join(group)
+
+
+def run_key(run) -> tuple:
+    """A planned :class:`~mkclust.repro.run_spec.Run` as the values of :data:`RUN_KEY` in its results row."""
+    return (run.experiment, run.algorithm, run.dataset, run.bank, run.param_id, run.seed)
+
+
+def _write_gz_csv(df: pd.DataFrame, path: Path) -> None:
+    """``df`` as CSV, gzip-compressed with mtime 0 (the same rows give the same bytes), atomically."""
+    text = df.to_csv(index=False).encode("utf-8")
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write(text)
+    with atomic_open(path, "wb") as fh:
+        fh.write(buf.getvalue())
+
+
+def read_csv_exact(source) -> pd.DataFrame:
+    """A results CSV read back as the tables read it (pandas' default float parsing, which gives back
+    every float ``to_csv`` wrote)."""
+    return pd.read_csv(source, low_memory=False)
+
+
+def records_file(data_dir, group: tuple) -> Path:
+    """The records file of a run group under ``data_dir`` (``runs/<experiment>/.../<group>.json``)."""
+    return Path(data_dir, "runs", *group[:-1], group[-1] + ".json")
+
+
+def complete_groups(plan, data_dir) -> list[tuple]:
+    """The planned run groups whose records file exists under ``data_dir``/runs."""
+    return [g for g in plan.run_groups() if records_file(data_dir, g).is_file()]
+
+
+def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, configfiles: list[str | Path],
+                groups: list[tuple] | None = None, commit: str | None = None, note: str = "") -> Path:
+    """Archive the run groups ``groups`` (default: every planned group complete under ``data_dir``
+    that no other piece of the archive holds) of ``plan`` as ``<archive>/<piece>/``; returns the
+    manifest's path. A piece of that name is replaced whole."""
+    if groups is None:   # every complete group that no other piece holds yet
+        held = ({g for g, where in archived_groups(archive).items() if where != piece}
+                if Path(archive).is_dir() else set())
+        groups = [g for g in complete_groups(plan, data_dir) if group_name(g) not in held]
+    groups = list(groups)
+    if not groups:
+        raise ValueError(f"no run group of the configuration is complete under {data_dir}/runs "
+                         "and missing from the archive's other pieces")
+    planned = plan.run_groups()
+    unknown = [g for g in groups if g not in planned]
+    if unknown:
+        raise ValueError(f"not run groups of the configuration: {', '.join(map(group_name, unknown[:5]))}")
+    folder = Path(archive) / piece
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.csv.gz"):
+        old.unlink()
+    by_exp: dict[str, list[tuple]] = {}
+    for g in groups:
+        by_exp.setdefault(g[0], []).append(g)
+    files, cpu, runs = {}, 0.0, 0
+    for exp, gs in sorted(by_exp.items()):
+        paths = [records_file(data_dir, g) for g in sorted(gs)]
+        df = records_to_frame(load_records(paths))
+        want = {run_key(r) for g in gs for r in planned[g]}
+        have = set(map(tuple, df[RUN_KEY].itertuples(index=False, name=None)))
+        if want - have:
+            raise ValueError(f"{exp}: the records under {data_dir} lack {len(want - have)} planned runs of the "
+                             "groups to archive (rerun them with the configuration)")
+        df = df[[k in want for k in df[RUN_KEY].itertuples(index=False, name=None)]]
+        # the archived text is exactly what the results CSV holds, read back as it is written
+        df = read_csv_exact(io.StringIO(df.to_csv(index=False)))
+        out = folder / f"{exp}.csv.gz"
+        _write_gz_csv(df, out)
+        files[out.name] = sha256_file(out)
+        cpu += float(pd.to_numeric(df.get("cpu_seconds"), errors="coerce").fillna(0).sum())
+        runs += len(df)
+    manifest = {
+        "piece": piece, "note": note,
+        "configfiles": [{"path": str(p), "sha256": sha256_file(Path(p)), "text": Path(p).read_text()}
+                        for p in configfiles],
+        "commit": commit or checkout_commit(Path(configfiles[0]).resolve().parent),
+        "versions": versions(), "blas": blas(), "python": sys.version.split()[0],
+        "run_threads": plan.config.get("run_threads", 1),
+        "machine": {"system": platform.system(), "machine": platform.machine(), "processor": platform.processor(),
+                    "node": platform.node()},
+        "archived": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "runs": runs, "fit_cpu_seconds": round(cpu, 3),
+        "groups": sorted(group_name(g) for g in groups),
+        "files": files,
+    }
+    with atomic_open(folder / MANIFEST, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=1)
+        fh.write("\n")
+    return folder / MANIFEST
+
+
+def pieces(archive: str | Path) -> list[dict]:
+    """Every piece's manifest (with its folder under ``"folder"``), in name order; a file whose
+    sha256 differs from its manifest's is an error naming it."""
+    out = []
+    for m in sorted(Path(archive).glob(f"*/{MANIFEST}")):
+        man = json.loads(m.read_text())
+        for name, digest in man["files"].items():
+            f = m.parent / name
+            if not f.is_file() or sha256_file(f) != digest:
+                raise ValueError(f"archive file {f} is missing or differs from its manifest's sha256; "
+                                 f"restore it (git checkout -- {f}) or archive the piece again")
+        out.append({**man, "folder": str(m.parent)})
+    return out
+
+
+def archive_files(archive: str | Path) -> list[str]:
+    """Every file of every piece (manifests and tables): what a rebuild from the archive reads."""
+    return sorted(str(p) for p in Path(archive).glob("*/*") if p.name == MANIFEST or p.name.endswith(".csv.gz"))
+
+
+def archived_groups(archive: str | Path) -> dict[str, str]:
+    """group name -> the piece that holds it; a group in two pieces is an error naming both."""
+    where: dict[str, str] = {}
+    for man in pieces(archive):
+        for g in man["groups"]:
+            if g in where:
+                raise ValueError(f"run group {g} is in two pieces of {archive}: {where[g]} and {man['piece']}")
+            where[g] = man["piece"]
+    return where
+
+
+def missing_groups(plan, archive: str | Path) -> list[tuple]:
+    """The planned run groups that no piece of the archive holds."""
+    have = archived_groups(archive)
+    return [g for g in plan.run_groups() if group_name(g) not in have]
+
+
+def archived_results(archive: str | Path, plan, experiment: str, partial: bool = False):
+    """(rows, missing): the archived rows of ``experiment``'s planned runs, in the results table's
+    order, and the planned groups no piece holds. Missing groups are an error naming them unless
+    ``partial``."""
+    where = archived_groups(archive)
+    planned = {g: rs for g, rs in plan.run_groups().items() if g[0] == experiment}
+    missing = [g for g in planned if group_name(g) not in where]
+    if missing and not partial:
+        raise ValueError(f"{experiment}: {len(missing)} run group(s) are not in the archive {archive}: "
+                         + ", ".join(map(group_name, missing[:8])) + (" ..." if len(missing) > 8 else "")
+                         + " (compute them, or set archive_partial to leave them out)")
+    frames = []
+    for piece in sorted({where[group_name(g)] for g in planned if group_name(g) in where}):
+        path = Path(archive) / piece / f"{experiment}.csv.gz"
+        frames.append(read_csv_exact(path))
+    # a column reduces over several groups (one per kernel where the kernels are not batched): with
+    # one of them missing, every run of that algorithm on that data set and bank is left out, so no
+    # cell averages over part of its grid
+    gone = {g[1:4] for g in missing}
+    want = {run_key(r) for g, rs in planned.items() if g[1:4] not in gone for r in rs}
+    if not frames:
+        return pd.DataFrame(columns=RUN_KEY), missing
+    df = pd.concat(frames, ignore_index=True, sort=False)
+    df = df[[k in want for k in df[RUN_KEY].itertuples(index=False, name=None)]]
+    df = df.sort_values(["algorithm", "dataset", "bank", "param_id", "seed"], kind="stable").reset_index(drop=True)
+    return df, missing
+
+
+# ------------------------------------------------------------------------------------------------
+# a rerun against the archive
+# ------------------------------------------------------------------------------------------------
+
+#: metrics compared run by run
+METRICS = ("acc", "majority_acc", "nmi", "purity", "ri", "ari")
+
+
+def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: float = 1e-9) -> pd.DataFrame:
+    """Run by run, the metrics of the groups complete under ``data_dir`` against the archive's: one
+    row per compared group with the runs compared, the largest metric difference and the runs that
+    differ by more than ``tolerance``."""
+    where = archived_groups(archive)
+    planned = plan.run_groups()
+    rows = []
+    cache: dict[tuple, pd.DataFrame] = {}
+    for g in complete_groups(plan, data_dir):
+        name = group_name(g)
+        if name not in where:
+            continue
+        key = (where[name], g[0])
+        if key not in cache:
+            cache[key] = read_csv_exact(Path(archive) / key[0] / f"{g[0]}.csv.gz").set_index(RUN_KEY)
+        ref = cache[key]
+        new = records_to_frame(load_records([records_file(data_dir, g)]))
+        new = read_csv_exact(io.StringIO(new.to_csv(index=False))).set_index(RUN_KEY)
+        keys = [run_key(r) for r in planned[g]]
+        worst, differ = 0.0, 0
+        for k in keys:
+            a, b = new.loc[k], ref.loc[k]
+            diffs = [abs(float(a[m]) - float(b[m])) for m in METRICS if m in a.index and m in b.index
+                     and not (math.isnan(float(a[m])) and math.isnan(float(b[m])))]
+            d = max(diffs, default=0.0)
+            if any(math.isnan(x) for x in diffs):
+                d = math.inf
+            worst = max(worst, d)
+            differ += d > tolerance
+        rows.append({"group": name, "piece": where[name], "runs": len(keys), "max_metric_diff": worst,
+                     "runs_differing": differ})
+    return pd.DataFrame(rows, columns=["group", "piece", "runs", "max_metric_diff", "runs_differing"])
+
+
+def _plan(configfiles):
+    from mkclust.repro.configuration import load
+    from mkclust.repro.planning import plan
+    return plan(load(*configfiles))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="mkclust archive", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("add", help="archive the complete run groups of a data folder as one piece")
+    a.add_argument("archive")
+    a.add_argument("--piece", required=True)
+    a.add_argument("--data", required=True, help="the run's data folder (its runs/ holds the records)")
+    a.add_argument("--note", default="")
+    a.add_argument("--commit", help="the commit the runs were computed at (default: this checkout's)")
+    a.add_argument("configfiles", nargs="+")
+    m = sub.add_parser("missing", help="the configuration's run groups that no piece holds")
+    m.add_argument("archive")
+    m.add_argument("configfiles", nargs="+")
+    m.add_argument("--list", action="store_true", help="name every missing group")
+    m.add_argument("--targets", metavar="DATA_DIR",
+                   help="print only the records files of the missing groups under DATA_DIR, one per line: the "
+                        "targets of a snakemake run that computes them (and nothing an earlier piece holds)")
+    c = sub.add_parser("compare", help="a rerun's groups against the archive, run by run")
+    c.add_argument("archive")
+    c.add_argument("--data", required=True)
+    c.add_argument("configfiles", nargs="+")
+    args = ap.parse_args(argv)
+    p = _plan(args.configfiles)
+    if args.command == "add":
+        path = write_piece(args.archive, args.piece, p, args.data, args.configfiles, commit=args.commit, note=args.note)
+        man = json.loads(path.read_text())
+        print(f"{path}: {len(man['groups'])} run groups, {man['runs']} runs, "
+              f"{man['fit_cpu_seconds'] / 3600:.3f} h of fit CPU, commit {man['commit']}")
+        return 0
+    if args.command == "missing":
+        gone = missing_groups(p, args.archive)
+        if args.targets:
+            for g in gone:
+                print(records_file(args.targets, g))
+            return 0 if not gone else 1
+        total = len(p.run_groups())
+        print(f"{len(gone)} of {total} run groups of {' + '.join(args.configfiles)} are missing from {args.archive}")
+        from mkclust.repro.estimate import group_rows
+        groups = p.run_groups()
+        for row in group_rows(p, {g: groups[g] for g in gone}):
+            cost = f"about {row.cpu_hours:.2f} CPU h" + (f", {row.unknown} of unknown size" if row.unknown else "")
+            print(f"  {row.name}: {row.jobs} ({row.fits} fits, {cost})")
+        if args.list:
+            for g in gone:
+                print("  " + group_name(g))
+        return 0 if not gone else 1
+    df = compare_runs(args.archive, p, args.data)
+    if df.empty:
+        print("no group of the data folder is in the archive")
+        return 1
+    print(df.to_string(index=False))
+    bad = int((df["runs_differing"] > 0).sum())
+    print(f"{len(df)} groups, {int(df['runs'].sum())} runs compared; {bad} groups differ "
+          f"(largest metric difference {df['max_metric_diff'].max():.3g})")
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    try:
+        raise SystemExit(main())
+    except BrokenPipeError:   # the listing piped into head or a closed pager: not an error of ours
+        sys.stderr.close()
+        raise SystemExit(0)

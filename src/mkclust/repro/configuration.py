@@ -1,0 +1,235 @@
+"""Configurations built from protocols: each paper's protocol written once, run at any size.
+
+A *protocol* (``workflow/protocols/<paper>.yaml``, under ``protocols:``) is an experiment as its
+paper runs it: data sets, kernel banks, seeds, algorithms with their grids, tables, claims and
+figures. A configuration's experiment that names one (``protocol: NAME``) starts from it and
+overrides it key by key (:func:`overlay`):
+
+- a mapping merges into the protocol's mapping, key by key, recursively;
+- a list or a value replaces the protocol's;
+- ``null`` deletes the key: a configuration leaves out an algorithm, a table, a column, a figure.
+
+An experiment set to ``null`` (an overlay's ``experiments: {odmc_table2: null}``) is left out.
+
+So the default configuration (``config.yaml``) and the paper configuration
+(``workflow/configs/paper.yaml``) state only what they change: data sets, seeds, grid sizes, and
+what the smaller run leaves out. A protocol file may also declare ``kernel_banks``: they join the
+configuration's (the configuration's own entries override theirs, merged the same way).
+
+Two shorthands, expanded here: ``seeds: {range: n}`` is the seeds ``0 .. n-1``; a data set an
+experiment names without declaring it under ``datasets:`` is loaded by the registered loader of
+that name with its defaults (:func:`mkclust.repro.planning.plan`).
+
+A protocol's ``datasets`` are its paper's own data sets: the resolved experiment keeps them as
+``paper_datasets`` (unless the configuration gives its own), so that a verdict can say which of the
+data sets a configuration runs are the paper's and which are stand-ins for them.
+
+Snakemake merges several ``--configfile`` files key by key before the Snakefile calls
+:func:`resolve`, so an overlay file (``workflow/configs/paper_results.yaml``) adds its overrides to
+the experiment's own, and both apply on top of the protocol.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from mkclust._validation import ConfigError
+
+#: where a checkout keeps its protocols, relative to its root (the Snakefile passes its own)
+PROTOCOL_FOLDER = Path("workflow") / "protocols"
+
+
+#: mappings whose key order is what they mean (a table's or a figure's column order; the verdict
+#: lists a paper's claims and tables in the order of its experiments and their tables); every other
+#: mapping of a configuration means the same in any key order
+ORDERED = frozenset({"columns", "levels", "totals", "time", "tables", "experiments"})
+
+
+def canonical(value, ordered: bool = False):
+    """``value`` with every mapping's keys sorted, except the mappings under :data:`ORDERED` keys
+    (their values canonical too): what the rules get as params, so that rewriting a configuration
+    with its keys in another order changes no job."""
+    if isinstance(value, dict):
+        items = value.items() if ordered else sorted(value.items(), key=lambda kv: str(kv[0]))
+        return {k: canonical(v, ordered=k in ORDERED) for k, v in items}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
+
+
+def overlay(base, change):
+    """``change`` applied on ``base`` (neither is modified): mappings merge recursively (the base's
+    key order first, new keys after), ``None`` deletes a key, anything else replaces."""
+    if not (isinstance(base, dict) and isinstance(change, dict)):
+        return copy.deepcopy(change)
+    out = {k: copy.deepcopy(v) for k, v in base.items()}
+    for k, v in change.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = overlay(out.get(k), v)
+    return out
+
+
+def read_protocols(folder: str | Path) -> tuple[dict, dict]:
+    """Every protocol and kernel bank declared in ``folder``'s YAML files: ``(protocols, banks)``.
+    A name declared twice is an error (naming both files)."""
+    protocols: dict = {}
+    banks: dict = {}
+    where: dict = {}
+    for path in sorted(Path(folder).glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text()) or {}
+        unknown = sorted(set(doc) - {"protocols", "kernel_banks"})
+        if unknown:
+            raise ConfigError(f"{path.name}: unknown top-level key(s) {unknown}; a protocol file has "
+                              "protocols and kernel_banks")
+        for kind, table in (("protocols", protocols), ("kernel_banks", banks)):
+            for name, body in (doc.get(kind) or {}).items():
+                if (kind, name) in where:
+                    raise ConfigError(f"{kind}.{name} is declared in both {where[kind, name]} and {path.name}")
+                where[kind, name] = path.name
+                table[name] = body
+    return protocols, banks
+
+
+def _seeds(value, where: str):
+    if isinstance(value, dict):
+        if set(value) != {"range"} or isinstance(value["range"], bool) or not isinstance(value["range"], int) \
+                or value["range"] < 1:
+            raise ConfigError(f"{where}: seeds are a list of integers or {{range: n}} (n >= 1), got {value!r}")
+        return list(range(value["range"]))
+    return value
+
+
+#: top-level switches a person sets with ``--config key=value``: booleans, and paths that may be null
+SWITCHES = {"archive_partial": bool, "results_archive": "path", "reference_run": "path", "data_mirror": "path"}
+
+
+def command_line_values(config: dict) -> dict:
+    """``config`` with the top-level switches of :data:`SWITCHES` given as words on the command line
+    read as YAML would read them: Snakemake's ``--config`` reads only ``True``/``False`` as booleans
+    and keeps ``true``, ``false``, ``null`` and ``none`` as strings. An unreadable boolean is an error
+    naming the key."""
+    out = dict(config)
+    for key, kind in SWITCHES.items():
+        v = out.get(key)
+        if not isinstance(v, str):
+            continue
+        word = v.strip().lower()
+        if kind is bool:
+            if word in ("true", "yes", "on", "1"):
+                out[key] = True
+            elif word in ("false", "no", "off", "0", ""):
+                out[key] = False
+            else:
+                raise ConfigError(f"{key}: {v!r} is not true or false")
+        elif word in ("null", "none", "~", ""):
+            out[key] = None
+    return out
+
+
+def resolve(config: dict, folder: str | Path) -> dict:
+    """The configuration with every ``protocol:`` experiment expanded and the seed ranges written
+    out: what the schema validates and :func:`mkclust.repro.planning.plan` plans. ``config`` itself is
+    not modified."""
+    experiments = config.get("experiments") or {}
+    wanted = any(isinstance(e, dict) and "protocol" in e for e in experiments.values())
+    protocols, banks = read_protocols(folder) if wanted else ({}, {})
+    out = dict(config)
+    if banks:
+        out["kernel_banks"] = overlay(banks, config.get("kernel_banks") or {})
+    resolved = {}
+    for name, e in experiments.items():
+        if e is None:   # an overlay's ``name: null`` leaves the experiment out
+            continue
+        if isinstance(e, dict) and "protocol" in e:
+            e = dict(e)
+            which = e.pop("protocol")
+            if which not in protocols:
+                raise ConfigError(f"experiments.{name}.protocol: unknown protocol {which!r}; known: "
+                                  f"{', '.join(sorted(protocols))}")
+            e = overlay(protocols[which], e)
+            # the protocol's data sets are the paper's own; any other the configuration runs is a
+            # stand-in (the verdict says which is which)
+            e.setdefault("paper_datasets", list(protocols[which].get("datasets") or []))
+        if isinstance(e, dict):
+            e = dict(e)
+            if "seeds" in e:
+                e["seeds"] = _seeds(e["seeds"], f"experiments.{name}.seeds")
+            if isinstance(e.get("algorithms"), dict):
+                e["algorithms"] = dict(e["algorithms"])
+                for label, a in e["algorithms"].items():
+                    if isinstance(a, dict) and "seeds" in a:
+                        e["algorithms"][label] = {**a, "seeds": _seeds(a["seeds"], f"experiments.{name}."
+                                                                         f"algorithms.{label}.seeds")}
+        resolved[name] = e
+    if "experiments" in config:
+        out["experiments"] = resolved
+    return out
+
+
+def load(*paths: str | Path, folder: str | Path | None = None) -> dict:
+    """Read configuration files as ``snakemake --configfile a b ...`` does (each merged key by key
+    into the ones before) and resolve them: the configuration the workflow plans. The protocols are
+    ``folder``, else the :data:`PROTOCOL_FOLDER` of the checkout the first file is in, else that of
+    the working directory."""
+    from snakemake.utils import update_config
+
+    merged: dict = {}
+    for path in paths:
+        update_config(merged, yaml.safe_load(Path(path).read_text()) or {})
+    if folder is None:
+        folder = protocol_folder(paths[0])
+    return resolve(merged, folder)
+
+
+def protocol_folder(near: str | Path) -> Path:
+    """The :data:`PROTOCOL_FOLDER` of the checkout that holds ``near`` (a configuration file), else
+    of the working directory; a ConfigError if neither has one."""
+    first = Path(near).resolve()
+    for d in (*first.parents, Path.cwd()):
+        if (d / PROTOCOL_FOLDER).is_dir():
+            return d / PROTOCOL_FOLDER
+    raise ConfigError(f"no {PROTOCOL_FOLDER} folder above {near} or in the working directory: run from the "
+                      "checkout, or give the protocols' folder")
+
+
+def schema_errors(config: dict, schema_path: str | Path, limit: int = 3) -> list[str]:
+    """The configuration's schema violations, one short line each (``experiments.x.algorithms.KKM:
+    Additional properties are not allowed ('paramz' was unexpected)``), at most ``limit``: what the
+    Snakefile reports instead of jsonschema's page-long dump of the schema and the instance."""
+    import jsonschema
+
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
+                    key=lambda e: list(map(str, e.absolute_path)))
+    lines = []
+    for err in errors[:limit]:
+        msg = err.message if len(err.message) <= 200 else err.message[:200] + " ..."
+        lines.append(f"{'.'.join(map(str, err.absolute_path)) or '(top level)'}: {msg}")
+    if len(errors) > limit:
+        lines.append(f"and {len(errors) - limit} more")
+    return lines
+
+
+def as_list(value) -> list:
+    """A configuration value that may be one item or a list of items (an algorithm label, for
+    instance), as a list."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+#: the kinds of a paper's claim (:mod:`mkclust.repro.reporting.verdicts`), told apart by their keys
+CLAIM_KINDS = ("above", "close", "wins", "slope", "below", "sweep")
+
+
+def claim_kind(claim: dict) -> str:
+    """The kind of a claim: the one key of :data:`CLAIM_KINDS` it has (a ``sweep`` claim also has
+    ``above``: the levels it is compared with)."""
+    kinds = [k for k in CLAIM_KINDS if k in claim and not (k == "above" and "sweep" in claim)]
+    if len(kinds) != 1:
+        raise ValueError(f"claim {claim.get('claim')!r}: give exactly one of {', '.join(CLAIM_KINDS)} "
+                         f"(found {', '.join(kinds) or 'none'})")
+    return kinds[0]

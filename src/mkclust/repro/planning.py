@@ -1,0 +1,427 @@
+"""Experiments: from a configuration to run specifications (planning).
+
+:func:`plan` expands every ``experiments:`` entry of the configuration into :class:`Run` objects,
+one per (experiment, algorithm, dataset, bank, parameter set, seed), and checks the configuration's
+meaning (registered datasets, banks, algorithms, parameters, claims) so that a wrong configuration
+stops before any job runs, with a message naming the key. Running a group of runs is
+:mod:`mkclust.repro.runner`'s; flattening their records into a results table is :mod:`mkclust.repro.records`'s.
+
+Parameter grids: in an algorithm's ``grid`` every key lists values; the runs cover their Cartesian
+product (combined with the fixed ``params``). The special parameter ``kernel`` picks the kernel of
+a bank for single-kernel estimators: an index, ``"ew"`` (the equal-weight average of the bank's
+kernels), or, in a grid, ``"all"`` (every index of the bank).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mkclust.repro.pseudo import PSEUDO_PARAMS, check_kernel_choice, split_pseudo
+from mkclust._validation import ConfigError
+from mkclust.repro.configuration import as_list, claim_kind
+from mkclust.algorithms import ALGORITHMS
+from mkclust.algorithms.base import default_params
+from mkclust.repro.configuration import canonical
+from mkclust.datasets import REGISTRY as DATASETS
+from mkclust.datasets.download import local_copy
+from mkclust.kernels import BANKS, PREPROCESS, bank_size
+from mkclust.repro.inputs import bank_options
+from mkclust.repro.run_spec import NO_BANK, Run, param_id  # noqa: F401  (param_id: re-exported with Run)
+
+log = logging.getLogger("mkclust.repro.planning")
+
+@dataclass
+class Plan:
+    """Everything the workflow needs to know, computed once from the configuration."""
+
+    config: dict
+    runs: list[Run] = field(default_factory=list)
+    datasets: dict[str, dict] = field(default_factory=dict)  # name -> {loader, options}
+    banks: dict[str, dict] = field(default_factory=dict)  # name -> {bank, preprocess, ...}
+    outputs: dict[str, dict] = field(default_factory=dict)  # experiment -> tables, figures
+
+    @property
+    def data_dir(self) -> str:
+        return self.config.get("data_dir", "data")
+
+    @property
+    def figures_dir(self) -> str:
+        return self.config.get("figures_dir", "figures")
+
+    def dataset_spec(self, name: str) -> dict:
+        """The loader and options of a data set of the plan (a clear error for any other name: a
+        target such as data/processed/<name>.npz of a set no experiment uses)."""
+        if name not in self.datasets:
+            raise ConfigError(f"data set {name!r} is not used by any experiment of this configuration "
+                              f"(its data sets: {', '.join(sorted(self.datasets))})")
+        return self.datasets[name]
+
+    def missing_raw_files(self, mirror=None) -> dict[str, list[str]]:
+        """data set -> its raw files that are neither in the mirror (``mirror``, else
+        ``$MKCLUST_DATA_MIRROR``) nor under ``<data_dir>/raw``, for the downloadable sets of the plan
+        not built yet (``<data_dir>/processed/<set>.npz`` absent): what the run will download."""
+        raw = Path(self.data_dir) / "raw"
+        out = {}
+        for name, spec in self.datasets.items():
+            reg = DATASETS[spec["loader"]]
+            if reg.kind != "download" or (Path(self.data_dir) / "processed" / f"{name}.npz").is_file():
+                continue
+            gone = [f.path for f in reg.files if local_copy(f, raw, mirror) is None]
+            if gone:
+                out[name] = gone
+        return out
+
+    def bank_spec(self, name: str, dataset: str | None = None) -> dict:
+        """The options of a kernel bank of the plan (a clear error for any other name); with
+        ``dataset``, as built on that set (:func:`bank_spec_for`)."""
+        if name not in self.banks:
+            raise ConfigError(f"kernel bank {name!r} is not used by any experiment of this configuration "
+                              f"(its banks: {', '.join(sorted(self.banks))})")
+        spec = self.banks[name]
+        return spec if dataset is None else bank_spec_for(spec, dataset)
+
+    def bank_landmarks(self, bank: str) -> tuple[int | None, int]:
+        """A bank's (``landmarks``, ``landmarks_above``): Nystroem features where n exceeds both."""
+        spec = self.banks[bank]
+        return spec.get("landmarks"), spec.get("landmarks_above") or 0
+
+    def bank_decomposes(self, bank: str) -> bool:
+        """Whether building the bank eigendecomposes each kernel (a ``rank`` or ``energy`` truncation)."""
+        spec = self.banks[bank]
+        return spec.get("rank") is not None or spec.get("energy") is not None
+
+    def bank_size(self, bank: str) -> int | None:
+        """The number of kernels of a configured bank (None when it depends on the data set)."""
+        spec = self.banks[bank]
+        return bank_size(spec["bank"], **bank_options(spec))
+
+    def run_groups(self) -> dict[tuple, list[Run]]:
+        """group -> its runs in (parameter set, seed) order (one job each; see :attr:`Run.group`)."""
+        groups: dict[tuple, list[Run]] = {}
+        for r in self.runs:
+            groups.setdefault(r.group, []).append(r)
+        return {g: sorted(rs, key=lambda r: (r.params_json, r.seed)) for g, rs in groups.items()}
+
+    def runs_of(self, experiment: str) -> list[Run]:
+        return [r for r in self.runs if r.experiment == experiment]
+
+    def group_targets(self, experiment: str) -> list[str]:
+        """The records files of one experiment's run groups."""
+        return sorted({r.path(self.data_dir) for r in self.runs_of(experiment)})
+
+    def _targets(self, kind: str, exts: tuple[str, ...]) -> list[str]:
+        return [f"{self.figures_dir}/{self.config['experiments'][exp]['paper']}/{name}.{ext}"
+                for exp, outs in self.outputs.items() for name in outs[kind] for ext in exts]
+
+    def table_targets(self) -> list[str]:
+        return self._targets("tables", ("csv", "md", "tex", "html"))
+
+    def figure_targets(self) -> list[str]:
+        return self._targets("figures", ("png", "pdf"))
+
+    def sources(self, experiment: str) -> list[str]:
+        """The experiments whose results feed ``experiment``'s tables and figures: itself, then the
+        ones it ``reuse``s (their runs are theirs; reusing adds no runs)."""
+        return [experiment, *self.config["experiments"][experiment].get("reuse", [])]
+
+    def results_path(self, experiment: str) -> str:
+        return f"{self.data_dir}/results/{experiment}.csv"
+
+    def source_results(self, experiment: str) -> list[str]:
+        return [self.results_path(e) for e in self.sources(experiment)]
+
+    def results_targets(self) -> list[str]:
+        return [self.results_path(e) for e in self.config.get("experiments", {})]
+
+    def experiments_of(self, paper: str) -> list[str]:
+        return [e for e, spec in self.config.get("experiments", {}).items() if spec["paper"] == paper]
+
+    def claims(self, paper: str) -> list[dict]:
+        """The headline claims of one paper, from its experiments' ``claims:`` in order."""
+        return [canonical({**c, "sources": self.sources(e)}) for e in self.experiments_of(paper)
+                for c in self.config["experiments"][e].get("claims") or []]
+
+    def paper_data(self, paper: str) -> list[dict]:
+        """Per experiment of the paper: its data sets that are the paper's own (``own``: named by its
+        protocol, ``paper_datasets``) and the stand-ins for them (``stand_in``: any other), each in
+        the experiment's order; ``known`` is False where the experiment names no paper data sets
+        (an experiment written without a protocol), and then every set is listed under ``stand_in``."""
+        out = []
+        for e in self.experiments_of(paper):
+            spec = self.config["experiments"][e]
+            own = spec.get("paper_datasets")
+            sets = list(spec["datasets"])
+            out.append({"experiment": e, "known": own is not None,
+                        "own": [d for d in sets if own and d in own],
+                        "stand_in": [d for d in sets if not own or d not in own]})
+        return out
+
+    def verdict_papers(self) -> list[str]:
+        """The papers with at least one claim: each gets a verdict page."""
+        papers = dict.fromkeys(e["paper"] for e in self.config.get("experiments", {}).values())
+        return [p for p in papers if self.claims(p)]
+
+    def paper_tables(self, paper: str) -> dict[str, str]:
+        """table name -> its tidy CSV, for every table of the paper's experiments."""
+        return {name: f"{self.figures_dir}/{paper}/{name}.csv"
+                for e in self.experiments_of(paper) for name in self.outputs[e]["tables"]}
+
+    def paper_results(self, paper: str) -> list[str]:
+        """The results tables the paper's experiments read (their own and those they reuse)."""
+        return list(dict.fromkeys(p for e in self.experiments_of(paper) for p in self.source_results(e)))
+
+    def verdict_targets(self) -> list[str]:
+        return [f"{self.figures_dir}/{p}/verdict.{ext}" for p in self.verdict_papers()
+                for ext in ("csv", "md", "html", "png")]
+
+    def summary_targets(self) -> list[str]:
+        return [f"{self.figures_dir}/run_summary.{ext}" for ext in ("json", "rst", "html")]
+
+
+def _grid(values: dict, where: str, bank_sizes: dict[str, int | None], bank: str) -> list[dict]:
+    keys, lists = [], []
+    for k, v in values.items():
+        if k == "kernel" and v == "all":
+            m = bank_sizes.get(bank)
+            if m is None:
+                raise ConfigError(f"{where}: kernel: all needs a bank of known size; list the indices")
+            v = list(range(m))
+        if not isinstance(v, list) or not v:
+            raise ConfigError(f"{where}.grid.{k}: a grid entry must be a non-empty list, got {v!r}")
+        keys.append(k)
+        lists.append(v)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
+
+
+def _bank_spec(config: dict, name: str, where: str) -> dict:
+    banks = config.get("kernel_banks") or {}
+    spec = dict(banks.get(name) or {})
+    if name not in banks and name not in BANKS:
+        raise ConfigError(f"{where}: kernel bank {name!r} is neither declared under kernel_banks nor a "
+                          f"built-in bank ({', '.join(sorted(BANKS))})")
+    spec.setdefault("bank", name)
+    if spec["bank"] not in BANKS:
+        raise ConfigError(f"kernel_banks.{name}.bank: unknown bank {spec['bank']!r}; known: {', '.join(sorted(BANKS))}")
+    _check_preprocess(spec.get("preprocess"), f"kernel_banks.{name}.preprocess")
+    by_set = spec.get("preprocess_by_dataset")
+    if by_set is not None:
+        if not isinstance(by_set, dict):
+            raise ConfigError(f"kernel_banks.{name}.preprocess_by_dataset: a mapping data set -> preprocessing, "
+                              f"got {by_set!r}")
+        for ds, how in by_set.items():
+            _check_preprocess(how, f"kernel_banks.{name}.preprocess_by_dataset.{ds}")
+    return canonical(spec)
+
+
+def bank_spec_for(spec: dict, dataset: str) -> dict:
+    """A bank's spec as built on one data set: ``preprocess_by_dataset[dataset]``, where given, in
+    place of ``preprocess`` and the mapping dropped, so a set without an entry builds from exactly
+    the spec it had before the mapping existed (its bank is not rebuilt)."""
+    out = {k: v for k, v in spec.items() if k != "preprocess_by_dataset"}
+    by_set = spec.get("preprocess_by_dataset") or {}
+    if dataset in by_set:
+        out["preprocess"] = by_set[dataset]
+    return out
+
+
+def _check_preprocess(how, where: str) -> None:
+    if how is not None and how not in PREPROCESS:
+        raise ConfigError(f"{where}: unknown preprocessing {how!r}; known: {', '.join(sorted(PREPROCESS))}")
+
+
+def _dataset_spec(config: dict, name: str, where: str) -> dict:
+    """A data set's loader and options: its ``datasets:`` entry, or, for a name not declared there,
+    the registered loader of that name with its defaults."""
+    declared = config.get("datasets") or {}
+    if name not in declared and name not in DATASETS:
+        raise ConfigError(f"{where}: dataset {name!r} is neither declared under datasets: nor a registered "
+                          "loader (python -m mkclust.datasets --list)")
+    opts = dict(declared.get(name) or {})
+    loader = opts.pop("loader", name)
+    if loader not in DATASETS:
+        raise ConfigError(f"datasets.{name}: unknown dataset loader {loader!r}; registered: "
+                          f"{', '.join(sorted(DATASETS))}")
+    if DATASETS[loader].kind == "unavailable":
+        raise ConfigError(f"datasets.{name}: {loader} is not obtainable ({DATASETS[loader].reason}); "
+                          "remove it from the experiments")
+    return {"loader": loader, "options": canonical(opts)}
+
+
+def plan(config: dict) -> Plan:
+    """Expand the configuration into runs and outputs, checking its meaning."""
+    p = Plan(config=config)
+    for exp, e in (config.get("experiments") or {}).items():
+        where = f"experiments.{exp}"
+        for ds in e["datasets"]:
+            p.datasets[ds] = _dataset_spec(config, ds, f"{where}.datasets")
+        for b in e.get("banks", []):
+            p.banks[b] = _bank_spec(config, b, f"{where}.banks")
+        for label, a in e["algorithms"].items():
+            p.runs += _algorithm_runs(p, exp, e, label, a or {})
+        p.outputs[exp] = {kind: {name: canonical(spec or {}) for name, spec in (e.get(kind) or {}).items()}
+                          for kind in ("tables", "figures")}
+    _check_outputs(p)
+    _check_claims(p)
+    seen: set[tuple] = set()
+    for r in p.runs:
+        if (r.group, r.param_id, r.seed) in seen:
+            raise ConfigError(f"experiments.{r.experiment}: two runs write seed {r.seed} of {r.path()}; make "
+                              "the algorithm labels or parameter grids distinct")
+        seen.add((r.group, r.param_id, r.seed))
+    return p
+
+
+def _given(fixed: dict, grid: dict, key: str) -> list:
+    """Every value an algorithm entry gives ``key``: its fixed value, then its grid values."""
+    return ([fixed[key]] if key in fixed else []) + as_list(grid.get(key, []))
+
+
+def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run]:
+    """The runs of one algorithm entry: banks x parameter grid x datasets x seeds (the algorithm's
+    own ``datasets``, a subset of the experiment's, where it cannot run on all of them)."""
+    where = f"experiments.{exp}.algorithms.{label}"
+    est_name = a.get("algorithm", label)
+    if est_name not in ALGORITHMS:
+        raise ConfigError(f"{where}: unknown algorithm {est_name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
+    cls = ALGORITHMS[est_name]
+    own = set(default_params(cls))
+    valid = own | {k for k, kinds in PSEUDO_PARAMS.items() if cls.input_kind in kinds}
+    fixed = dict(a.get("params") or {})
+    grid = a.get("grid") or {}
+    bad = sorted((set(fixed) | set(grid)) - valid)
+    if bad:
+        raise ConfigError(f"{where}: {est_name} has no parameter(s) {bad}; it takes {sorted(valid)}")
+    if "random_state" in fixed or "random_state" in grid:
+        raise ConfigError(f"{where}: random_state comes from the experiment's seeds, not params")
+    for how in _given(fixed, grid, "preprocess"):
+        _check_preprocess(how, f"{where}.preprocess")
+    shares = _given(fixed, grid, "imbalanced_balance")
+    if shares:
+        if "balance" not in own:
+            raise ConfigError(f"{where}: imbalanced_balance sets a balance bound; {est_name} has none")
+        if "balance" in fixed or "balance" in grid:
+            raise ConfigError(f"{where}: give either balance or imbalanced_balance, not both")
+        for share in shares:
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+                raise ConfigError(f"{where}.imbalanced_balance: a share of n in (0, 1], got {share!r}")
+    batch = _batched(a.get("batch"), grid, where) | _batched(e.get("batch"), grid, f"experiments.{exp}", strict=False)
+    if cls.input_kind == "features":
+        banks = [NO_BANK]
+    else:
+        banks = a.get("banks", e.get("banks", []))
+        if not banks:
+            raise ConfigError(f"{where}: {est_name} needs a kernel bank (experiment or algorithm banks:)")
+        for b in banks:
+            p.banks[b] = _bank_spec(p.config, b, f"{where}.banks")
+    datasets = a.get("datasets", e["datasets"])
+    stray = sorted(set(datasets) - set(e["datasets"]))
+    if stray:
+        raise ConfigError(f"{where}.datasets: {stray} are not datasets of experiment {exp}")
+    seeds = a.get("seeds", e.get("seeds", [0]))
+    twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice:
+        raise ConfigError(f"{where if 'seeds' in a else f'experiments.{exp}'}.seeds: seed(s) {twice} listed twice")
+    runs = []
+    for bank in banks:
+        sizes = {} if bank == NO_BANK else {bank: p.bank_size(bank)}
+        for combo in _grid(grid, where, sizes, bank):
+            _check_values(cls, {**fixed, **combo}, where, bank, sizes.get(bank))
+            params = json.dumps({**fixed, **combo}, sort_keys=True)
+            runs += [Run(exp, label, est_name, ds, bank, params, int(seed), bool(e.get("timing", False)),
+                         ",".join(sorted(batch)))
+                     for ds in datasets for seed in seeds]
+    return runs
+
+
+def _batched(batch, grid: dict, where: str, strict: bool = True) -> set[str]:
+    """The grid parameters a ``batch`` entry names: ``all`` is every one, a list names them (each a
+    parameter of the algorithm's grid; an experiment's list applies to the algorithms whose grid has
+    the parameter)."""
+    if batch == "all":
+        return set(grid)
+    named = set(batch or [])
+    if strict and named - set(grid):
+        raise ConfigError(f"{where}.batch: {sorted(named - set(grid))} are not parameters of its grid")
+    return named & set(grid)
+
+
+def _check_values(cls, params: dict, where: str, bank: str, size: int | None) -> None:
+    """One parameter set's values, before any job: the estimator built and its parameters validated
+    (its ``_parameter_constraints``), a kernel index or count within the bank's size."""
+    own, pseudo = split_pseudo(params)
+    try:
+        cls(**own)._check_params()
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    try:
+        check_kernel_choice(pseudo, size, f"bank {bank}")
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _check_outputs(p: Plan) -> None:
+    """Table and figure columns name algorithms of their experiment (or of an experiment it reuses);
+    no two outputs share a file."""
+    owners: dict[tuple, str] = {}
+    experiments = p.config["experiments"]
+    for exp, outs in p.outputs.items():
+        e = experiments[exp]
+        known = set(e["algorithms"])
+        for other in e.get("reuse", []):
+            if other == exp or other not in experiments:
+                raise ConfigError(f"experiments.{exp}.reuse: {other!r} is not another experiment of this "
+                                  f"configuration ({', '.join(sorted(set(experiments) - {exp}))})")
+            clash = sorted(known & set(experiments[other]["algorithms"]))
+            if clash:
+                raise ConfigError(f"experiments.{exp}.reuse: algorithm label(s) {clash} exist in both {exp} and "
+                                  f"{other}; rename them so that table columns are unambiguous")
+            known |= set(experiments[other]["algorithms"])
+        for kind in ("tables", "figures"):
+            for name, spec in outs[kind].items():
+                where = f"experiments.{exp}.{kind}.{name}"
+                key = (e["paper"], kind, name)
+                if key in owners:
+                    raise ConfigError(f"{where}: {e['paper']}/{name} is also a {kind[:-1]} of {owners[key]}; "
+                                      "names must be unique within a paper")
+                owners[key] = f"experiments.{exp}"
+                if name == "verdict":
+                    raise ConfigError(f"{where}: the name 'verdict' is reserved for the paper's verdict page")
+                spec = spec or {}
+                cols = [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]
+                named = [a for col in cols for a in as_list(col.get("algorithm", ""))]
+                named += [*as_list(spec.get("algorithm", [])), *(spec.get("totals") or {}).values()]
+                for alg in named:
+                    if alg not in known:
+                        raise ConfigError(f"{where}: refers to algorithm {alg!r}, not one of {sorted(known)}")
+                extra = sorted(set(spec.get("datasets") or []) - set(e["datasets"]))
+                if extra:
+                    raise ConfigError(f"{where}: datasets {extra} are not datasets of experiments.{exp}")
+
+
+def _check_claims(p: Plan) -> None:
+    """Every claim names one kind (:mod:`mkclust.repro.reporting.verdicts`), a table of its paper and
+    algorithms of its paper's experiments, so a typo stops the plan instead of the verdict job."""
+    for exp, e in p.config.get("experiments", {}).items():
+        if not e.get("claims"):
+            continue
+        tables = {name for x in p.experiments_of(e["paper"]) for name in p.outputs[x]["tables"]}
+        algs = {a for x in p.experiments_of(e["paper"]) for s in p.sources(x)
+                for a in p.config["experiments"][s]["algorithms"]}
+        for i, c in enumerate(e.get("claims") or []):
+            where = f"experiments.{exp}.claims[{i}] ({c.get('claim', '')!r})"
+            try:
+                kind = claim_kind(c)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            if kind in ("above", "close", "wins", "sweep") and c.get("table") not in tables:
+                raise ConfigError(f"{where}: table {c.get('table')!r} is not a table of paper {e['paper']} "
+                                  f"({', '.join(sorted(tables)) or 'none'})")
+            if kind in ("slope", "below", "sweep"):
+                for a in as_list(c[kind].get("algorithm", "")):
+                    if a not in algs:
+                        raise ConfigError(f"{where}: algorithm {a!r} is not one of paper {e['paper']}'s "
+                                          f"({sorted(algs)})")

@@ -1,0 +1,54 @@
+"""Where a result came from: the checkout's commit, the versions of the packages it depends on and
+the BLAS it ran on. The run records, the run summary and the results archive's manifests read them
+here."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+#: the packages named in the run summary and an archive piece's manifest
+PACKAGES = ("mkclust", "snakemake", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas", "matplotlib")
+
+#: the packages a run record names (a result depends on them; snakemake and matplotlib do not fit)
+RECORD_PACKAGES = ("mkclust", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas")
+
+
+def commit(path: str | Path) -> str:
+    """The commit of the checkout holding ``path`` (``git describe --always --dirty``), or "unknown"
+    outside git."""
+    try:
+        out = subprocess.run(["git", "-C", str(path), "describe", "--always", "--dirty", "--abbrev=12"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def versions(packages=PACKAGES, missing="not installed") -> dict:
+    """Installed versions of ``packages`` (read from metadata: nothing is imported); ``missing`` for
+    one that is not installed."""
+    out = {}
+    for p in packages:
+        try:
+            out[p] = version(p)
+        except PackageNotFoundError:
+            out[p] = missing
+    return out
+
+
+def record_versions() -> dict:
+    """What a run record keeps: the Python version and :data:`RECORD_PACKAGES` (None if absent)."""
+    return {"python": platform.python_version(), **versions(RECORD_PACKAGES, missing=None)}
+
+
+def blas() -> list[dict]:
+    """The BLAS and OpenMP libraries loaded in this process (threadpoolctl): API, version, threads."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return []
+    return [{k: d.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer", "architecture")}
+            for d in threadpool_info()]

@@ -1,0 +1,444 @@
+"""Paper tables: many runs become one cell through named selection rules.
+
+A cell (dataset x column x metric) is reduced in two explicit steps:
+
+1. over seeds, per parameter set: ``mean`` (mean and sample std over the repeats) or
+   ``best_objective`` (the run with the lowest final objective, as a paper that keeps the best of k
+   restarts does);
+2. over parameter sets: ``only`` (there must be one), ``mean`` (the average over the grid, e.g.
+   the papers' "-a" average over kernels; std is then the spread over the grid) or
+   ``best_param_by_metric`` (the parameter set with the best ``select_by`` value, or with
+   ``select_by: each`` every metric at its own best set, as the papers' "-b" columns: an oracle
+   choice, as some papers make, and always labelled as such in the output).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from mkclust._io import atomic_open
+from mkclust.repro.configuration import as_list
+from mkclust.repro.reference import CAUSES, load_causes, load_reference
+from mkclust.repro.reporting._html import html_page, html_table, write_text
+from mkclust.repro.reporting.reference_run import REFERENCE_MARKS, noise_limit
+
+SEED_RULES = ("mean", "best_objective")
+PARAM_RULES = ("only", "mean", "best_param_by_metric")
+
+
+def read_results(paths) -> pd.DataFrame:
+    """The rows of one or more results tables (an experiment's and those it reuses), as one frame."""
+    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+
+
+def read_tables(paths: dict) -> dict:
+    """name -> tidy table, read back from the CSV :func:`write_table` writes: text columns with empty
+    strings where the CSV has none, ``oracle`` as booleans."""
+    out = {}
+    for name, path in paths.items():
+        df = pd.read_csv(path)
+        for c in ("vs", "cause", "evidence", "flags", "chosen", "na_reason", "reference_state"):
+            if c in df.columns:
+                df[c] = df[c].fillna("").astype(str)
+        if "oracle" in df.columns:
+            df["oracle"] = df["oracle"].astype(str).str.lower().eq("true")
+        out[name] = df
+    return out
+
+
+def xcol(results: pd.DataFrame, x: str) -> str:
+    """The results column of ``x``: a column itself (``n``, ``seed``) or the parameter ``param.<x>``."""
+    if x in results.columns:
+        return x
+    if f"param.{x}" in results.columns:
+        return f"param.{x}"
+    raise ValueError(f"results have no column or parameter {x!r}")
+
+
+def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame:
+    """One row per param_id: value and std of each metric after the seed rule."""
+    rows = []
+    for pid, h in g.groupby("param_id", sort=True):
+        row = {"param_id": pid, "n_runs": len(h)}
+        if seeds == "mean":
+            for m in metrics:
+                row[m] = h[m].mean()
+                row[m + ":std"] = h[m].std(ddof=1) if len(h) > 1 else math.nan
+                row[m + ":se"] = row[m + ":std"] / math.sqrt(len(h))
+        elif seeds == "best_objective":
+            if h["objective"].isna().all():
+                raise ValueError(f"best_objective needs run objectives; {pid} has none")
+            best = h.loc[h["objective"].idxmin()]
+            for m in metrics:
+                row[m], row[m + ":std"], row[m + ":se"] = best[m], math.nan, math.nan
+        else:
+            raise ValueError(f"unknown seed rule {seeds!r}; known: {SEED_RULES}")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params: str = "only",
+                select_by: str | None = None) -> dict:
+    """Reduce the runs of one (dataset, column) to {metric: (value, std)} plus bookkeeping, among it
+    ``se``: {metric: the standard error of the value over the seeds} (NaN for a value without seed
+    noise: one run, or the best objective's run). For a mean over parameter sets it is that of a mean
+    of independent means, sqrt(sum of their squared standard errors) / their number."""
+    if params not in PARAM_RULES:
+        raise ValueError(f"unknown parameter rule {params!r}; known: {PARAM_RULES}")
+    pp = _per_params(g, metrics, seeds)
+    out = {"n_runs": int(pp["n_runs"].sum()), "oracle": False, "chosen": ""}
+    if params == "only":
+        if len(pp) != 1:
+            raise ValueError(f"parameter rule 'only' found {len(pp)} parameter sets "
+                             f"({', '.join(pp['param_id'])}); choose 'mean' or 'best_param_by_metric'")
+        out.update({m: (pp[m].iloc[0], pp[m + ":std"].iloc[0]) for m in metrics})
+        out["se"] = {m: pp[m + ":se"].iloc[0] for m in metrics}
+        out["chosen"] = pp["param_id"].iloc[0]
+    elif params == "mean":
+        out.update({m: (pp[m].mean(), pp[m].std(ddof=1) if len(pp) > 1 else pp[m + ":std"].iloc[0])
+                    for m in metrics})
+        out["se"] = {m: math.sqrt(float((pp[m + ":se"] ** 2).sum(skipna=False))) / len(pp) for m in metrics}
+        out["chosen"] = f"mean of {len(pp)}"
+    elif select_by == "each":  # every metric at its own best parameter set (the papers' "-b")
+        best = {m: pp.loc[pp[m].idxmax()] for m in metrics}
+        out.update({m: (best[m][m], best[m][m + ":std"]) for m in metrics})
+        out["se"] = {m: best[m][m + ":se"] for m in metrics}
+        out["oracle"] = True
+        out["chosen"] = "; ".join(f"{m}: {best[m]['param_id']}" for m in metrics)
+    else:
+        key = select_by or metrics[0]
+        best = pp.loc[pp[key].idxmax()]
+        out.update({m: (best[m], best[m + ":std"]) for m in metrics})
+        out["se"] = {m: best[m + ":se"] for m in metrics}
+        out["oracle"], out["chosen"] = True, best["param_id"]
+    return out
+
+
+def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
+    """Keep the runs whose parameters equal ``where``'s values, or one of them for a list (numbers
+    compared as numbers: a CSV column holding 0 next to missing values reads back as 0.0)."""
+    for k, v in where.items():
+        col = f"param.{k}"
+        if col not in g.columns:
+            return g.iloc[0:0]
+        keep = pd.Series(False, index=g.index)
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                keep |= pd.to_numeric(g[col], errors="coerce") == x
+            else:
+                keep |= g[col].astype(str) == str(x)
+        g = g[keep]
+    return g
+
+
+def _per_seed(ok: pd.DataFrame, metric: str, chosen: str) -> pd.Series:
+    """A cell's value per seed, for the significance tests: the runs of the chosen parameter set, or
+    (for a mean over the grid) the mean over parameter sets per seed."""
+    h = ok[ok["param_id"] == chosen] if chosen in set(ok["param_id"]) else ok
+    return h.groupby("seed")[metric].mean()
+
+
+def paired_outcome(ref: pd.Series, other: pd.Series, alpha: float = 0.05) -> tuple[str, float]:
+    """Paired t-test of a reference column against another over the seeds they share: ``"win"`` when
+    the reference is significantly better at level ``alpha`` (two-sided), ``"loss"`` when
+    significantly worse, ``"tie"`` otherwise; with the p-value. A column with one run (a
+    deterministic method) is compared as a constant (a one-sample test of the reference's runs).
+    Differences that are all equal are decided by their sign (p = 0), or a tie when zero."""
+    if len(other) == 1 and len(ref) > 1:
+        d = ref.to_numpy(float) - float(other.iloc[0])
+    else:
+        common = ref.index.intersection(other.index)
+        d = ref.loc[common].to_numpy(float) - other.loc[common].to_numpy(float)
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return "", math.nan
+    if np.allclose(d, 0.0, atol=1e-12):
+        return "tie", 1.0
+    if np.ptp(d) <= 1e-12:
+        p = 0.0
+    else:
+        p = float(stats.ttest_1samp(d, 0.0).pvalue)
+    if p < alpha:
+        return ("win" if d.mean() > 0 else "loss"), p
+    return "tie", p
+
+
+def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = None) -> pd.DataFrame:
+    """The tidy table: one row per (dataset, column, metric) with value, std, published, diff.
+
+    ``spec``: ``metrics`` (list), optional ``columns`` {label: {algorithm (a label or a list of
+    labels), seeds, params, where, published}}, defaults ``seeds`` / ``params`` / ``select_by``, optional ``reference``
+    {paper, table} naming the published numbers (matched by dataset, the column's ``published``
+    name, default its label, and metric), optional ``compare`` {against: a column, alpha (0.05)}:
+    paired t-tests of that column against every other per (dataset, metric), in ``vs`` (win / tie /
+    loss for the reference column, the papers' bullet / circle) and ``p_value``.
+
+    Runs with ``status`` "not_finished" (a method that declined or ran out of its budget) do not enter the
+    reductions; a cell with no other run is N/A: value NaN and the runs' ``reason``.
+    """
+    metrics = list(spec.get("metrics") or ["acc", "nmi", "purity"])
+    columns = spec.get("columns") or {a: {"algorithm": a} for a in results["algorithm"].unique()}
+    datasets = datasets or list(dict.fromkeys(results["dataset"]))
+    ref = None
+    if spec.get("reference"):
+        r = spec["reference"]
+        ref = load_reference(r["paper"], r["table"]).set_index(["dataset", "column", "metric"])["value"]
+    rows, series = [], {}
+    for ds in datasets:
+        for label, col in columns.items():
+            algs = as_list(col.get("algorithm", label))  # a label, or a list of labels (e.g. one per subset size)
+            g = results[(results["dataset"] == ds) & results["algorithm"].isin(algs)]
+            g = _where(g, col.get("where") or {})
+            if g.empty:
+                continue
+            seeds = col.get("seeds", spec.get("seeds", "mean"))
+            params = col.get("params", spec.get("params", "only"))
+            na = (g["status"].astype(str).eq("not_finished") if "status" in g.columns
+                  else pd.Series(False, index=g.index))
+            ok = g[~na]
+            flags = ";".join(sorted({f for f in g["dataset_flags"] if isinstance(f, str) and f}))   # NaN: none
+            derived = ";".join(sorted({f"{c[len('derived.'):]}={v:g}" for c in g.columns if c.startswith("derived.")
+                                       for v in g[c].dropna().unique()}))   # e.g. the imbalanced sets' balance
+            if ok.empty:
+                red = {m: (math.nan, math.nan) for m in metrics}
+                red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": str(g["reason"].iloc[0]),
+                            "se": {m: math.nan for m in metrics}})
+            else:
+                red = reduce_runs(ok, metrics, seeds, params, col.get("select_by", spec.get("select_by")))
+                red["reason"] = ""
+            for m in metrics:
+                value, std = red[m]
+                pub = math.nan
+                if ref is not None:
+                    pub = float(ref.get((ds, col.get("published", label), m), math.nan))
+                rows.append({"dataset": ds, "column": label, "metric": m, "value": float(value),
+                             "std": float(std), "published": pub, "diff": float(value) - pub,
+                             "n_runs": red["n_runs"], "seeds_rule": seeds, "params_rule": params,
+                             "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags, "derived": derived,
+                             "na_reason": red["reason"], "vs": "", "p_value": math.nan, "se": float(red["se"][m])})
+                if not ok.empty and seeds == "mean" and ";" not in red["chosen"]:
+                    series[(ds, label, m)] = _per_seed(ok, m, red["chosen"])
+    tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
+    if spec.get("compare") and len(tidy):
+        _compare(tidy, series, spec["compare"])
+    return tidy
+
+
+TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
+                "params_rule", "oracle", "chosen", "flags", "derived", "na_reason", "vs", "p_value", "se"]
+
+
+def _compare(tidy: pd.DataFrame, series: dict, spec: dict) -> None:
+    """Fill ``vs`` and ``p_value`` of every column against ``spec['against']`` (in place)."""
+    against, alpha = spec["against"], float(spec.get("alpha", 0.05))
+    if against not in set(tidy["column"]):
+        raise ValueError(f"compare.against: no column {against!r} in the table ({sorted(set(tidy['column']))})")
+    for i, r in tidy.iterrows():
+        key, refkey = (r["dataset"], r["column"], r["metric"]), (r["dataset"], against, r["metric"])
+        if r["column"] == against:
+            tidy.loc[i, "vs"] = "reference"
+            continue
+        if key not in series or refkey not in series:
+            continue
+        tidy.loc[i, ["vs", "p_value"]] = paired_outcome(series[refkey], series[key], alpha)
+
+
+#: a cell further than this from its published value gets a cause (``attach_causes``)
+GAP = 0.02
+
+
+def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFrame | None = None,
+                  mean_of_runs: bool | list[str] = False) -> pd.DataFrame:
+    """``tidy`` with ``cause`` and ``evidence`` for every cell more than :data:`GAP` from its
+    published value: the most specific row of ``causes`` (default :func:`load_causes`) for
+    (``paper``, ``table``, dataset, column, metric), ``*`` matching anything; a cell no row names is
+    ``not-yet-explained``. Other cells get empty strings.
+
+    ``mean_of_runs``: the published values (True: all; a list: those of these columns) are the
+    authors' means over as many random starts as ours (``reference: {mean_of_runs: ...}``). A cell
+    that would be ``not-yet-explained`` and whose difference is within two standard errors of the
+    difference of two such means, 2 sqrt(2) times its own standard error (the authors' runs assumed
+    as spread as ours), is ``seed-noise``, with the
+    numbers of each such metric of its (dataset, column) as evidence; one beyond that stays
+    ``not-yet-explained``, its numbers put before the matching row's evidence (what was tried)."""
+    causes = load_causes() if causes is None else causes
+    rows = causes[(causes["paper"] == paper) & (causes["table"] == table)]
+    out = tidy.copy()
+    out["cause"], out["evidence"] = "", ""
+    off = out["published"].notna() & (out["diff"].abs() > GAP + 1e-12)
+    noise: dict[tuple, list[int]] = {}
+    for i in out.index[off]:
+        r = out.loc[i]
+        hit = rows[rows["dataset"].isin([r["dataset"], "*"]) & rows["column"].isin([r["column"], "*"])
+                   & rows["metric"].isin([r["metric"], "*"])]
+        if hit.empty:
+            cause, evidence = "not-yet-explained", ""
+        else:
+            best = hit.loc[(hit[["dataset", "column", "metric"]] != "*").sum(axis=1).idxmax()]
+            cause, evidence = best["cause"], best["evidence"]
+        se = float(r["se"]) if "se" in out.columns else math.nan
+        means = mean_of_runs is True or (isinstance(mean_of_runs, list) and r["column"] in mean_of_runs)
+        limit = noise_limit(se, se)   # the authors' runs assumed as spread as ours
+        if means and cause == "not-yet-explained" and limit > 0:
+            if abs(r["diff"]) <= limit:
+                noise.setdefault((r["dataset"], r["column"]), []).append((i, limit))
+                continue
+            evidence = (f"{r['metric']} {r['value']:.3f} against {r['published']:.3f} ({r['diff']:+.3f}), beyond two "
+                        f"standard errors of the difference of two means over random starts ({limit:.3f})"
+                        + (f"; {evidence}" if evidence else ""))
+        out.loc[i, ["cause", "evidence"]] = [cause, evidence]
+    for cells in noise.values():
+        parts = [f"{out.loc[i, 'metric']} {out.loc[i, 'value']:.3f} against {out.loc[i, 'published']:.3f} "
+                 f"({out.loc[i, 'diff']:+.3f}; two standard errors of the difference {limit:.3f})"
+                 for i, limit in cells]
+        text = ("the published value is the authors' mean over their own random starts, ours over ours: "
+                + "; ".join(parts))
+        for i, _ in cells:
+            out.loc[i, ["cause", "evidence"]] = ["seed-noise", text]
+    return out
+
+
+def gap_groups(tidy: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """(cause, evidence, cells) of the cells more than GAP from their published value, one entry per
+    cause and evidence in table order; [] for a table without causes (:func:`attach_causes`)."""
+    if "cause" not in tidy.columns:
+        return []
+    off = tidy[tidy["cause"].fillna("") != ""]
+    return [(c, e, g) for (c, e), g in off.groupby([off["cause"], off["evidence"].fillna("")], sort=False)]
+
+
+def cell_list(cells: pd.DataFrame) -> str:
+    """'dataset column metric (diff)' of each cell, comma-separated."""
+    return ", ".join(f"{r.dataset} {r.column} {r.metric} ({r.diff:+.3f})" for r in cells.itertuples())
+
+
+def _gap_text(tidy: pd.DataFrame) -> tuple[str, list[tuple[str, str]]]:
+    """The heading and, per (cause, evidence), the cause and the rest of its line, of the cells far
+    from the published value (plain text; the markdown adds its emphasis); no heading when none."""
+    groups = gap_groups(tidy)
+    if not groups:
+        return "", []
+    heading = (f"Cells more than {GAP * 100:.0f} points from the published value: {sum(len(g) for *_, g in groups)} "
+               f"of {int(tidy['published'].notna().sum())} with a published value.")
+    return heading, [(c, f", {CAUSES[c]}: {e or 'no evidence recorded'} [{len(g)} cells: {cell_list(g)}]")
+                     for c, e, g in groups]
+
+
+def _gaps(tidy: pd.DataFrame) -> list[str]:
+    """Markdown lines: the cells more than GAP from the published value, grouped by cause and
+    evidence, each group with its cells (dataset column metric)."""
+    heading, lines = _gap_text(tidy)
+    if not heading:
+        return []
+    return [f"**{heading}**", "", *(f"- *{cause}*{rest}" for cause, rest in lines), ""]
+
+
+MARKS = {"win": ("•", r"$\bullet$"), "loss": ("∘", r"$\circ$")}
+
+
+def _cell(r, tex: bool = False) -> str:
+    pm = r"$\pm$" if tex else "±"
+    if math.isnan(r["value"]) and r.get("na_reason"):
+        s = "N/A"
+        if not math.isnan(r["published"]):
+            s += f" ({r['published']:.3f})"
+        return s
+    s = f"{r['value']:.3f}"
+    if not math.isnan(r["std"]):
+        s += f" {pm} {r['std']:.3f}"
+    if r["oracle"]:
+        s += r"$^\dagger$" if tex else " †"
+    if r.get("vs") in MARKS:
+        s += " " + MARKS[r["vs"]][int(tex)]
+    state = r.get("reference_state")
+    if isinstance(state, str) and state in REFERENCE_MARKS:
+        mark = REFERENCE_MARKS[state][int(tex)]
+        s += f" [ref {mark}]" if state == "identical" else f" [ref {r['reference']:.3f} {mark}]"
+    if not math.isnan(r["published"]):
+        s += f" ({r['published']:.3f}, {r['diff']:+.3f})"
+    return s
+
+
+def _wide(tidy: pd.DataFrame, tex: bool) -> tuple[list[str], list[list[str]]]:
+    """The paper's layout: one row per (dataset, metric), one column per table column."""
+    cols = list(dict.fromkeys(tidy["column"]))
+    header = ["dataset", "metric"] + cols
+    body = []
+    for ds, g in tidy.groupby("dataset", sort=False):
+        flags = g["flags"].iloc[0]
+        name = ds + (f" [{flags}]" if flags else "")
+        for m, h in g.groupby("metric", sort=False):
+            cells = {r["column"]: _cell(r, tex) for _, r in h.iterrows()}
+            body.append([name, m] + [cells.get(c, "–") for c in cols])
+    compared = tidy[tidy["vs"].isin(["win", "tie", "loss"])]
+    if len(compared):  # the papers' win/tie/loss rows, per metric
+        against = tidy.loc[tidy["vs"] == "reference", "column"].iloc[0]
+        for m, h in compared.groupby("metric", sort=False):
+            counts = {c: "/".join(str(int((k["vs"] == o).sum())) for o in ("win", "tie", "loss"))
+                      for c, k in h.groupby("column")}
+            body.append([f"{against}: w/t/l", m] + [counts.get(c, "") for c in cols])
+    return header, body
+
+
+def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
+    rules = sorted(set(zip(tidy["seeds_rule"], tidy["params_rule"])))
+    text = (f"{title}. Ours: seed rule / parameter rule = "
+            + "; ".join(f"{s} / {p}" for s, p in rules) + ".")
+    if note:
+        text += " " + note.strip()
+    if tidy["published"].notna().any():
+        text += " In parentheses: the published value and our difference from it."
+    if "reference_state" in tidy.columns and tidy["reference_state"].fillna("").ne("").any():
+        text += (" [ref ...]: the reference run's value; = identical, ≈ within two standard errors of the"
+                 " difference of the two means, ≠ beyond them (a cell without seed noise must be identical).")
+    if tidy["oracle"].any():
+        text += " † oracle choice: the best parameter setting by the true labels (as the paper does)."
+    if tidy["vs"].isin(["win", "tie", "loss"]).any():
+        text += (" • / ∘: the reference column is significantly better / worse (paired t-test over the repeats"
+                 " at 95%); w/t/l rows count its wins, ties and losses.")
+    if (tidy["na_reason"].fillna("") != "").any():
+        reasons = sorted(set(tidy["na_reason"].fillna("")) - {""})
+        text += " N/A: not run or not finished (" + "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "") + ")."
+    if (tidy["flags"] != "").any():
+        text += " [flags] mark data sets that differ from the paper's (see the dataset meta)."
+    derived = tidy.loc[tidy["derived"].fillna("") != "", ["dataset", "derived"]].drop_duplicates()
+    if len(derived):
+        by = derived.groupby("derived", sort=False)["dataset"].apply(lambda d: ", ".join(dict.fromkeys(d)))
+        pairs = "; ".join(f"{value} on {sets}" for value, sets in by.items())
+        text += f" Parameters derived from the data set: {pairs}."
+    return text
+
+
+def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = "") -> list[str]:
+    """Write ``base.csv`` (tidy), ``base.md``, ``base.tex`` and ``base.html`` (wide), each atomically;
+    ``legend`` (the table's own note, e.g. each column's search budget) follows the generated legend."""
+    paths = [f"{base}.csv", f"{base}.md", f"{base}.tex", f"{base}.html"]
+    with atomic_open(paths[0], "w", encoding="utf-8") as fh:
+        tidy.to_csv(fh, index=False)
+    header, body = _wide(tidy, tex=False)
+    md = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    md += ["| " + " | ".join(r) + " |" for r in body]
+    caption = _legend(tidy, title, legend) if len(tidy) else ""
+    md += ["", caption or "(no runs)", ""]
+    md += _gaps(tidy)
+    with atomic_open(paths[1], "w", encoding="utf-8") as fh:
+        fh.write("\n".join(md))
+    theader, tbody = _wide(tidy, tex=True)
+    esc = lambda s: s.replace("_", r"\_").replace("%", r"\%").replace("#", r"\#")  # noqa: E731
+    tex = [r"\begin{table}[t]", r"\centering", r"\small",
+           r"\begin{tabular}{ll" + "c" * (len(theader) - 2) + "}", r"\hline",
+           " & ".join(esc(h) for h in theader) + r" \\", r"\hline"]
+    tex += [" & ".join([esc(r[0]), esc(r[1])] + r[2:]) + r" \\" for r in tbody]
+    tex += [r"\hline", r"\end{tabular}", r"\caption{" + esc(caption or title) + "}",
+            r"\end{table}", ""]
+    with atomic_open(paths[2], "w", encoding="utf-8") as fh:
+        fh.write("\n".join(tex))
+    heading, lines = _gap_text(tidy)
+    gaps = [f"<p>{html.escape(t)}</p>" for t in ([heading] if heading else []) + [f"- {c}{rest}" for c, rest in lines]]
+    write_text(paths[3], html_page(title, [html_table(header, body, caption=caption or "(no runs)"), *gaps]))
+    return paths

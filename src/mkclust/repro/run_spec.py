@@ -1,0 +1,95 @@
+"""A run: one fit of one estimator on one data set's input with one parameter set and seed, the unit
+:func:`mkclust.repro.planning.plan` plans, the run rule groups and :mod:`mkclust.repro.runner` fits; and the
+file names of its group's records."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+NO_BANK = "none"  # bank component of runs of estimators that take the data matrix
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def param_id(params: dict) -> str:
+    """A stable, readable file name for a parameter set: ``k1=v1+k2=v2`` (sorted keys), or
+    ``default`` for no parameters; long or unusual ones become ``p-<sha1 prefix>``.
+
+    No commas: the name is a wildcard of the run rule, and Snakemake passes a remote job (SLURM) its
+    wildcards as ``--target-jobs rule:k=v,k=v``, splitting on every comma, so a comma inside a
+    value breaks every cluster job."""
+    if not params:
+        return "default"
+    pieces = [f"{k}={_fmt(params[k])}" for k in sorted(params)]
+    slug = "+".join(pieces)
+    if len(slug) <= 80 and all(re.fullmatch(r"[A-Za-z0-9_.=\-]+", p) for p in pieces):
+        return slug
+    digest = hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
+    return f"p-{digest[:12]}"
+
+
+@dataclass(frozen=True)
+class Run:
+    experiment: str
+    algorithm: str  # the label in the config (a column of the tables)
+    estimator: str  # registry name
+    dataset: str
+    bank: str
+    params_json: str
+    seed: int
+    timing: bool = False
+    batch: str = ""  # comma-separated grid parameters whose values share one job (the entry's ``batch``)
+
+    @property
+    def params(self) -> dict:
+        return json.loads(self.params_json)
+
+    @property
+    def param_id(self) -> str:
+        return _ids(self.params_json, "")[0]
+
+    @property
+    def group_id(self) -> str:
+        """The group's folder name: the param_id with every batched parameter shown as ``each``."""
+        return _ids(self.params_json, self.batch)[1]
+
+    @property
+    def group(self) -> tuple[str, str, str, str, str]:
+        """The run group, fitted by one job into one file: runs differing only in their seed, and in
+        the values of the batched parameters when the algorithm entry has ``batch``."""
+        return (self.experiment, self.algorithm, self.dataset, self.bank, self.group_id)
+
+    def spec(self) -> dict:
+        """The fields that recreate this run (``Run(**spec)``), as the run rule's params. ``batch``
+        is left out when empty, so that groups planned before batching existed keep their params
+        and Snakemake does not rerun them."""
+        return {k: v for k, v in vars(self).items() if k != "batch" or v}
+
+    def path(self, data_dir: str = "data") -> str:
+        """The group's records file: a JSON list with one run record per seed."""
+        return group_path(self.group, data_dir)
+
+
+@functools.lru_cache(maxsize=None)
+def _ids(params_json: str, batch: str) -> tuple[str, str]:
+    """(param_id, group_id) of a parameter set and its batched parameters, computed once per distinct
+    pair: a plan asks for them several times for each of its runs (grouping, sorting, paths), and
+    runs that differ only in their seed share them."""
+    params = json.loads(params_json)
+    if not batch:
+        pid = param_id(params)
+        return pid, pid
+    return param_id(params), param_id({**params, **{k: "each" for k in batch.split(",")}})
+
+
+def group_path(group: tuple, data_dir: str = "data") -> str:
+    experiment, algorithm, dataset, bank, pid = group
+    return f"{data_dir}/runs/{experiment}/{algorithm}/{dataset}/{bank}/{pid}.json"

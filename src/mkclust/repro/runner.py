@@ -1,0 +1,191 @@
+"""Running: a planned group of runs on its data set and kernel bank -> one run record per run
+(the record's fields: ``docs/architecture.md``). Called by the workflow's scripts with the
+:class:`~mkclust.repro.run_spec.Run` specs the planner wrote; the input each run is fitted on is
+chosen by :func:`mkclust.repro.inputs.run_input`."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_info
+
+from mkclust import metrics as _metrics
+from mkclust._validation import ConfigError, assume_psd, check_psd
+from mkclust.algorithms import ALGORITHMS, get_estimator
+from mkclust.algorithms.base import NotFinished
+from mkclust.datasets import Dataset
+from mkclust.kernels import KernelBank
+from mkclust.repro.inputs import run_input
+from mkclust.repro.provenance import record_versions
+from mkclust.repro.pseudo import IMBALANCED_ABOVE, class_imbalance, lockstep_inputs, resolve_balance, split_pseudo
+from mkclust.repro.resources import peak_rss_mb
+from mkclust.repro.run_spec import Run
+
+log = logging.getLogger("mkclust.repro.runner")
+
+# ------------------------------------------------------------------------------------------------
+# one run
+# ------------------------------------------------------------------------------------------------
+
+
+def _jsonable(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return v
+
+
+STANDARD_ATTRS = {"labels_", "objective_", "objective_trace_", "n_iter_", "kernel_weights_"}
+
+
+def _diagnostics(est, max_size: int = 1000) -> dict:
+    """Fitted attributes beyond the standard ones that are small enough to keep in a record."""
+    out = {}
+    for k, v in vars(est).items():
+        if not k.endswith("_") or k.startswith("_") or k in STANDARD_ATTRS:
+            continue
+        if isinstance(v, np.ndarray) and v.size > max_size:
+            continue
+        if isinstance(v, (list, tuple)) and len(v) > max_size:
+            continue
+        if v is None or isinstance(v, (int, float, str, bool, np.ndarray, np.generic, list, tuple, dict)):
+            out[k] = _jsonable(v)
+    return out
+
+
+def run_one(run: Run, dataset_path, bank_path=None) -> dict:
+    """Fit ``run``'s estimator on its dataset and bank and return the run record (docs/architecture.md)."""
+    return run_group([run], dataset_path, bank_path)[0]
+
+
+def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
+    """Fit the runs of one group (same estimator, dataset and bank; one per seed, and one per value
+    of each batched parameter), loading the dataset and the bank once; returns their records in
+    order."""
+    if len({r.group for r in runs}) != 1:
+        raise ValueError("run_group takes the runs of one group")
+    ds = Dataset.load(dataset_path)
+    input_kind = ALGORITHMS[runs[0].estimator].input_kind
+    bank = None if input_kind == "features" else KernelBank.load(bank_path)
+    split = [split_pseudo(r.params) for r in runs]
+    imbalance = class_imbalance(ds.y)
+    derived = []
+    for params, pseudo in split:
+        params.setdefault("n_clusters", ds.n_classes)
+        derived.append(resolve_balance(params, pseudo, ds.n, imbalance))
+    if any(derived):
+        log.info("%s is imbalanced (class imbalance %.3f > %g): balance %s", runs[0].dataset, imbalance,
+                 IMBALANCED_ABOVE, sorted({d["balance"] for d in derived if d}))
+    records: list = [None] * len(runs)
+    # per input (a batch over alpha, beta shares one): the runs fitted alone, then those in one batch;
+    # ODMC (batch_alone_first) fits the first alone, so that its seconds per iteration are those of one fit
+    for alone, batch in lockstep_inputs([r.params for r in runs], ALGORITHMS[runs[0].estimator]):
+        pseudo = split[(alone or batch)[0]][1]
+        data, kernel_name = run_input(ds, bank, input_kind, pseudo)
+        if input_kind != "features" and ALGORITHMS[runs[0].estimator].requires_psd and not isinstance(data, list):
+            # once per input here, so the fits (and their timings) skip it (assume_psd below)
+            check_psd(data, f"{runs[0].dataset}/{runs[0].bank} kernel {kernel_name}")
+        with assume_psd():
+            for k in alone:
+                run, params = runs[k], split[k][0]
+                log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
+                est = get_estimator(run.estimator, random_state=run.seed, **params)
+                records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
+            if batch:
+                fitted = _fit_batch_records([(runs[k], split[k][0]) for k in batch], data, ds, kernel_name)
+                for k, rec in zip(batch, fitted):
+                    records[k] = rec
+    for rec, d in zip(records, derived):
+        rec["derived_params"] = d
+    return records
+
+
+def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name) -> list[dict]:
+    """Records of (run, estimator parameters) pairs fitted together by their estimator's
+    ``fit_batch``; each run's fit_seconds and cpu_seconds are the batch's divided by its runs. A
+    fit that did not finish inside the batch holds its NotFinished in ``not_finished_`` (GMMC) and
+    is recorded as N/A with its reason, as a NotFinished raised by ``fit``."""
+    ests = [get_estimator(run.estimator, random_state=run.seed, **params) for run, params in batch]
+    log.info("fit %d runs of %s (%s) on %s/%s in one batch", len(batch), batch[0][0].algorithm,
+             batch[0][0].estimator, batch[0][0].dataset, batch[0][0].bank)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    type(ests[0]).fit_batch(ests, data)
+    share = ((time.perf_counter() - wall0) / len(batch), (time.process_time() - cpu0) / len(batch))
+    return [_fit_record(run, est, data, ds, params, kernel_name, fitted=share)
+            for (run, params), est in zip(batch, ests)]
+
+
+def _subset_fit(est, data, n: int, size: int, seed: int) -> np.ndarray:
+    """Fit on a random subset of ``size`` samples and label all n with ``predict``."""
+    if not 2 <= size <= n:
+        raise ConfigError(f"fit_subset={size} must lie in [2, {n}]")
+    S = np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False))
+    if isinstance(data, list):
+        est.fit([F[S] for F in data])
+        return est.predict(data)
+    est.fit(data[:, S][:, :, S])
+    return est.predict(data[:, :, S])
+
+
+def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit_subset=None,
+                fitted: tuple[float, float] | None = None) -> dict:
+    """Fit ``est`` and return the run's record; ``fitted`` = (wall, cpu seconds): ``est`` was fitted
+    already (in a batch) and those are its seconds."""
+    blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
+    if fitted is None:
+        log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
+                 run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    status, reason = "ok", ""
+    try:
+        if fitted is not None:
+            if getattr(est, "not_finished_", None) is not None:  # declined within its batch
+                raise est.not_finished_
+            labels = np.asarray(est.labels_)
+        elif fit_subset is None:
+            est.fit(data)
+            labels = np.asarray(est.labels_)
+        else:
+            labels = np.asarray(_subset_fit(est, data, ds.n, int(fit_subset), run.seed))
+    except NotFinished as exc:  # declined or out of budget (GMMC): an N/A cell with the reason
+        status, reason, labels = "not_finished", str(exc), None  # not "n/a": pandas reads that as NA
+        log.warning("%s on %s: N/A (%s)", run.algorithm, run.dataset, reason)
+    fit_seconds, cpu_seconds = fitted or (time.perf_counter() - wall0, time.process_time() - cpu0)
+    if labels is None:
+        scores = {name: float("nan") for name in _metrics.METRICS}
+    else:
+        scores = _metrics.evaluate(ds.y, labels)
+    rec = {
+        "experiment": run.experiment, "algorithm": run.algorithm, "estimator": run.estimator,
+        "dataset": run.dataset, "bank": run.bank, "params": run.params, "param_id": run.param_id,
+        "seed": run.seed, "n": ds.n, "n_clusters": int(params["n_clusters"]), "kernel_name": kernel_name,
+        "status": status, "reason": reason,
+        "labels": [] if labels is None else labels.tolist(), "metrics": scores,
+        "cluster_sizes": [] if labels is None else np.bincount(labels, minlength=int(params["n_clusters"])).tolist(),
+        "objective": _jsonable(getattr(est, "objective_", None)),
+        "objective_trace": _jsonable(getattr(est, "objective_trace_", None)),
+        "kernel_weights": _jsonable(getattr(est, "kernel_weights_", None)),
+        "n_iter": _jsonable(getattr(est, "n_iter_", None)),
+        "fit_seconds": fit_seconds, "cpu_seconds": cpu_seconds,
+        "peak_rss_mb": peak_rss_mb(),
+        "timing": run.timing, "blas_threads": blas_threads, "dataset_flags": ds.meta.get("flags", []),
+        "versions": record_versions(), "diagnostics": _diagnostics(est),
+    }
+    if labels is not None and fit_subset is None and not run.timing and hasattr(est, "objective_at"):
+        # the model's objective at its own labels and at the true ones (labels fixed, same kernels and
+        # parameters): a diagnostic of where a gap comes from, read after the fit and never used to
+        # choose anything
+        rec["diagnostics"]["objective_at_labels"] = est.objective_at(labels)
+        rec["diagnostics"]["objective_at_true_labels"] = est.objective_at(ds.y)
+    log.info("done in %.3f s (cpu %.3f s): %s", fit_seconds, cpu_seconds,
+             ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
+    return rec

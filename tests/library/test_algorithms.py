@@ -1,0 +1,228 @@
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.cluster import KMeans
+
+from mkclust import metrics
+from mkclust.algorithms import (ALGORITHMS, KernelKMeans, KMeansBaseline, NormalizedCut,
+                                SpectralClustering, get_estimator)
+from mkclust.algorithms.kmeans import cluster_distances
+from mkclust.datasets import load
+from mkclust.kernels import build_bank
+
+from conftest import gaussian_gram
+
+
+def linear(X):
+    G = X @ X.T
+    return (G + G.T) / 2
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kkm_matches_sklearn_kmeans_from_same_centres(seed):
+    ds = load("digits0689")
+    idx = np.random.default_rng(seed).choice(ds.n, 4, replace=False)
+    kk = KernelKMeans(4, init=idx).fit(linear(ds.X))
+    sk = KMeans(4, init=ds.X[idx], n_init=1, tol=0, algorithm="lloyd").fit(ds.X)
+    assert kk.objective_ == pytest.approx(sk.inertia_, rel=1e-9)
+    np.testing.assert_array_equal(kk.labels_, sk.labels_)
+
+
+@pytest.mark.parametrize("init", ["k-means++", "random", "random-partition"])
+@pytest.mark.parametrize("kernel", [0, 3, 8, 11])
+def test_kkm_objective_never_increases(init, kernel):
+    ds = load("digits1279")
+    K = build_bank("rmkkm12", ds.X, preprocess="unit").K[kernel]
+    for seed in range(3):
+        est = KernelKMeans(4, init=init, n_init=1, random_state=seed).fit(K)
+        tr = np.asarray(est.objective_trace_)
+        assert np.all(np.diff(tr) <= 1e-10 * np.abs(tr[:-1])), tr
+        # the reported objective is that of the final partition
+        dist = cluster_distances(K, np.diag(K), est.labels_, 4)
+        assert est.objective_ == pytest.approx(dist[np.arange(ds.n), est.labels_].sum())
+
+
+def test_kkm_restarts_keep_the_lowest_objective():
+    K = build_bank("mkc3", load("digits1279").X).K[2]
+    one = KernelKMeans(4, n_init=1, random_state=7).fit(K)
+    many = KernelKMeans(4, n_init=8, random_state=7).fit(K)  # its first restart is `one`
+    assert many.objective_ <= one.objective_
+    again = KernelKMeans(4, n_init=8, random_state=7).fit(K)
+    np.testing.assert_array_equal(again.labels_, many.labels_)
+
+
+def test_kkm_empty_cluster_is_reseeded(blobs):
+    X, _ = blobs
+    # duplicated initial centres: the second copy gets no sample at first
+    est = KernelKMeans(3, init=[0, 0, 1]).fit(linear(X))
+    assert np.bincount(est.labels_, minlength=3).min() >= 1
+    assert np.isfinite(est.objective_)
+
+
+def test_kkm_recovers_digit_pairs():
+    ds = load("digits1v7")
+    est = KernelKMeans(2, random_state=0).fit(linear(ds.X))
+    assert metrics.acc(ds.y, est.labels_) > 0.95
+
+
+@pytest.mark.parametrize("cls", [SpectralClustering, NormalizedCut])
+def test_spectral_recovers_separated_blobs(cls, blobs):
+    X, y = blobs
+    est = cls(3, random_state=0).fit(gaussian_gram(X, 2.0))
+    assert metrics.acc(y, est.labels_) == 1.0
+
+
+def test_spectral_embeddings():
+    X, _ = np.random.default_rng(0).normal(size=(60, 3)), None
+    W = gaussian_gram(X, 1.5)
+    sc = SpectralClustering(3, random_state=0).fit(W)
+    nc = NormalizedCut(3, random_state=0).fit(W)
+    np.testing.assert_allclose(np.linalg.norm(sc.embedding_, axis=1), 1.0)
+    # NC's embedding solves (D - W) v = lambda D v with the diagonal of W ignored
+    W0 = W - np.diag(np.diag(W))
+    D = np.diag(W0.sum(1))
+    v = nc.embedding_
+    lam = 1 - nc.eigenvalues_
+    np.testing.assert_allclose((D - W0) @ v, D @ v * lam[None, :], atol=1e-8)
+    assert nc.eigenvalues_[0] == pytest.approx(1.0)
+
+
+def test_km_baseline(blobs):
+    X, y = blobs
+    est = KMeansBaseline(3, random_state=0).fit(X)
+    assert metrics.acc(y, est.labels_) == 1.0
+    assert est.cluster_centers_.shape == (3, 5)
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_estimator_api_and_determinism(name, blobs):
+    X, y = blobs
+    k = 2 if ALGORITHMS[name].two_class_only else 3  # IterSVR and ODMC cluster into two classes only
+    est = get_estimator(name, n_clusters=k, random_state=5)
+    data = X if est.input_kind == "features" else gaussian_gram(X, 2.0)
+    a = est.fit_predict(data)
+    b = clone(est).fit(data).labels_
+    np.testing.assert_array_equal(a, b)
+    assert est.get_params()["n_clusters"] == k
+    assert a.dtype == np.int64 and a.shape == (X.shape[0],)
+
+
+def test_bad_input():
+    K = np.eye(5)
+    nan = K.copy()
+    nan[1, 2] = nan[2, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        KernelKMeans(2).fit(nan)
+    with pytest.raises(ValueError, match="square"):
+        KernelKMeans(2).fit(np.ones((5, 4)))
+    asym = np.eye(5)
+    asym[0, 1] = 0.5
+    with pytest.raises(ValueError, match="not symmetric"):
+        SpectralClustering(2).fit(asym)
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        KernelKMeans(6).fit(K)
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        NormalizedCut(9).fit(K)
+    with pytest.raises(ValueError, match="single kernel"):
+        KernelKMeans(2).fit(np.stack([K, K]))
+    with pytest.raises(ValueError, match="negative"):
+        SpectralClustering(2).fit(np.array([[1.0, -0.5], [-0.5, 1.0]]))
+    X = np.ones((4, 2))
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        KMeansBaseline(2).fit(X)
+    with pytest.raises(ValueError, match="init"):
+        KernelKMeans(2, init="nope").fit(K)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        get_estimator("nope")
+    with pytest.raises(ValueError, match="no parameter"):
+        get_estimator("kkm", gamma=1)
+
+
+def test_spectral_sparse_eigensolver_path_agrees_with_dense(monkeypatch, blobs):
+    import mkclust.algorithms.spectral as spectral
+
+    X, y = blobs
+    W = gaussian_gram(X, 4.0)
+    U_d, _, lam_d = spectral.normalized_affinity_embedding(W, 3)
+    monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)  # force eigsh
+    U_s, _, lam_s = spectral.normalized_affinity_embedding(W, 3, random_state=0)
+    np.testing.assert_allclose(lam_s, lam_d, atol=1e-8)
+    # same leading invariant subspace: the projectors agree
+    np.testing.assert_allclose(U_s @ U_s.T, U_d @ U_d.T, atol=1e-6)
+    est = SpectralClustering(3, random_state=0).fit(W)
+    assert metrics.acc(y, est.labels_) == 1.0
+
+
+def test_unnormalized_laplacian_sc_matches_an_independent_eigensolver(monkeypatch, blobs):
+    """laplacian='unnormalized' (the RMKKM authors' SC): the rows of the eigenvectors of the c
+    smallest eigenvalues of D - W scaled to unit length, W's negative entries kept; the same
+    subspace from numpy's eigh and from the eigsh path."""
+    import mkclust.algorithms.spectral as spectral
+
+    X, y = blobs
+    Xc = X - X.mean(0)
+    W = (Xc / np.linalg.norm(Xc, axis=1)[:, None]) @ (Xc / np.linalg.norm(Xc, axis=1)[:, None]).T
+    assert W.min() < -0.5  # a cosine kernel with negative entries, which the authors' SC keeps
+    est = SpectralClustering(3, laplacian="unnormalized", negative="keep", random_state=0).fit(W)
+    L = np.diag(W.sum(1)) - W
+    lam, V = np.linalg.eigh(L)
+    np.testing.assert_allclose(est.eigenvalues_, lam[:3], atol=1e-8)
+    U = V[:, :3]
+    rows = U / np.linalg.norm(U, axis=1)[:, None]
+    # same rows up to an orthogonal transform: equal Gram matrices
+    np.testing.assert_allclose(est.embedding_ @ est.embedding_.T, rows @ rows.T, atol=1e-6)
+    assert metrics.acc(y, est.labels_) == 1.0
+    monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)  # force eigsh on s I - L
+    U_s, lam_s = spectral.unnormalized_laplacian_embedding(W, 3, random_state=0)
+    np.testing.assert_allclose(lam_s, lam[:3], atol=1e-6)
+    np.testing.assert_allclose(U_s @ U_s.T, U @ U.T, atol=1e-5)
+
+
+def test_unnormalized_laplacian_options_are_checked():
+    W = np.array([[1.0, -0.5], [-0.5, 1.0]])
+    with pytest.raises(ValueError, match="unnormalized"):
+        SpectralClustering(2, negative="keep").fit(W)
+    with pytest.raises(ValueError, match="laplacian"):
+        SpectralClustering(2, laplacian="sym").fit(np.eye(3))
+    with pytest.raises(ValueError, match="negative"):
+        SpectralClustering(2, laplacian="unnormalized").fit(W)  # 'error' stays the default
+
+
+def test_leading_eigenvectors_of_a_spectrum_clustered_at_one_value():
+    """LAPACK's subset eigensolvers returned no pairs for 2 I + 1e-17 (n = 878, the unnormalised
+    Laplacian of a near-identity Gaussian kernel); the helper falls back to the full solver."""
+    from mkclust.algorithms.base import leading_eigenvectors
+
+    n = 878
+    A = 2.0 * np.eye(n) + 1e-17 * np.ones((n, n))
+    lam, vec = leading_eigenvectors(lambda v: A @ v, n, 10, dense=lambda: A, dense_limit=4000)
+    assert lam.shape == (10,) and vec.shape == (n, 10)
+    np.testing.assert_allclose(lam, 2.0, atol=1e-12)
+    np.testing.assert_allclose(vec.T @ vec, np.eye(10), atol=1e-10)
+    W = np.eye(60) + 1e-90  # near-identity affinity: every sample its own component
+    est = SpectralClustering(3, laplacian="unnormalized", random_state=0).fit(W)
+    assert est.labels_.shape == (60,) and len(np.unique(est.labels_)) == 3
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_parameters_are_checked_before_any_work_naming_the_parameter(name):
+    """Every registered estimator states its parameters' constraints once (scikit-learn's
+    ``_parameter_constraints``) and checks them all before fitting: a bad value is an error that
+    names the parameter, the value and what is allowed."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    cls = ALGORITHMS[name]
+    assert set(cls._parameter_constraints) == set(cls().get_params()), "a parameter without its constraint"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    K = X @ X.T + np.eye(30)
+    data = (X if cls.input_kind == "features" else np.stack([K, K]) if cls.input_kind in ("kernels", "feature_maps")
+            else K)
+    with pytest.raises(InvalidParameterError, match="'random_state' parameter of .* Got 'abc' instead"):
+        cls(n_clusters=2, random_state="abc").fit(data)
+    ints = [p for p, c in cls._parameter_constraints.items() if p in ("max_iter", "n_init")]
+    for p in ints:   # max_iter = 0 or n_init = 0 would return an unfitted (or best-possible) objective
+        message = f"'{p}' parameter of {cls.__name__} must be an int in the range"
+        with pytest.raises(InvalidParameterError, match=message):
+            cls(n_clusters=2, **{p: 0}).fit(data)

@@ -1,0 +1,135 @@
+"""Bad or degenerate input: a clear error before any work, never a silent NaN (every registered
+estimator)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mkclust._validation import PSD_RTOL, assume_psd, check_psd, repair_psd
+from mkclust.algorithms import ALGORITHMS, get_estimator
+from mkclust.kernel_functions import clip_psd, gaussian_kernel
+
+KERNEL_ESTIMATORS = sorted(n for n, c in ALGORITHMS.items() if c.input_kind != "features")
+
+
+def _input(cls, K):
+    return np.stack([K] * 3) if cls.input_kind == "kernels" else K
+
+
+def _estimator(name):
+    return get_estimator(name, n_clusters=2, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def gram():
+    X = np.random.RandomState(0).randn(40, 3)
+    return gaussian_kernel(X, 2.0)
+
+
+@pytest.mark.parametrize("name", KERNEL_ESTIMATORS)
+def test_a_kernel_that_is_not_psd_is_refused_before_any_work(name, gram):
+    """An RBF kernel with its diagonal set to 0 (smallest eigenvalue -1): GMMC ran 114 s to an
+    objective of 9.3e9, SCSK and SCMK reported negative objectives. Methods on affinities (spectral
+    clustering, AASC) take it: an affinity need not be a kernel."""
+    K = gram.copy()
+    np.fill_diagonal(K, 0.0)
+    est = _estimator(name)
+    if not type(est).requires_psd:
+        assert name in {"sc", "nc", "aasc"}
+        est.fit(_input(type(est), K))
+        return
+    with pytest.raises(ValueError, match=r"K\[0\] is not positive semi-definite: its smallest eigenvalue is -1"):
+        est.fit(_input(type(est), K))
+    with assume_psd():            # the caller's promise (the runner checks each input once)
+        if name != "gmmc":        # whose SDP on it is the 114 s case
+            est.fit(_input(type(est), K))
+
+
+@pytest.mark.parametrize("name", KERNEL_ESTIMATORS)
+@pytest.mark.parametrize("case", ["constant", "n equals n_clusters"])
+def test_degenerate_input_gives_a_finite_objective_and_weights(name, case, gram):
+    """Constant kernels (every sample one point in feature space) and n = n_clusters made RMKKM's and
+    MKKM's objective_ and kernel_weights_ NaN; the answer is the limit: equal weights, objective 0."""
+    K = np.ones((40, 40)) if case == "constant" else gram[:2, :2]
+    est = _estimator(name).fit(_input(ALGORITHMS[name], K))
+    assert np.isfinite(est.objective_), est.objective_
+    if hasattr(est, "kernel_weights_"):
+        assert np.all(np.isfinite(est.kernel_weights_)), est.kernel_weights_
+    if name in ("rmkkm", "mkkm"):
+        w = est.kernel_weights_
+        np.testing.assert_allclose(w, w[0])
+        assert est.objective_ == 0.0
+    if name == "scmk" and case == "constant":    # were 0, 0, 0 (an overflow to inf)
+        np.testing.assert_allclose(est.kernel_weights_, 1 / 9)
+
+
+def test_the_psd_tolerance_accepts_rounding_and_refuses_a_real_negative_eigenvalue(gram):
+    n = gram.shape[0]
+    bound = n * np.abs(gram).max()
+    lam, U = np.linalg.eigh(gram)
+    for shift, ok in ((0.1 * PSD_RTOL, True), (10 * PSD_RTOL, False)):
+        low = lam.copy()
+        low[0] = -shift * bound                       # the smallest eigenvalue moved just below 0
+        K = (U * low) @ U.T
+        K = (K + K.T) / 2
+        if ok:
+            check_psd(K)
+        else:
+            with pytest.raises(ValueError, match="not positive semi-definite"):
+                check_psd(K)
+    K = gram.copy()
+    np.fill_diagonal(K, 0.0)
+    R = clip_psd(K)                                   # the documented repair passes
+    check_psd(R)
+    assert np.linalg.eigvalsh(R).min() > -1e-12 and np.abs(R - K).max() < 1.0
+
+
+@pytest.mark.parametrize("name", KERNEL_ESTIMATORS)
+def test_a_sparse_kernel_is_the_dense_one(name, gram):
+    """A scipy sparse kernel failed with "setting an array element with a sequence"."""
+    if ALGORITHMS[name].input_kind == "kernels":
+        data = [sp.csr_matrix(gram)] * 3
+    else:
+        data = sp.csr_matrix(gram)
+    a = _estimator(name).fit(data).labels_
+    b = _estimator(name).fit(_input(ALGORITHMS[name], gram)).labels_
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name,params,match", [
+    # objective_ was 0.0
+    ("itersvr", {"max_iter": 0}, r"'max_iter' parameter of IterSVR must be an int in the range \[1, inf\)"),
+    ("rkkm", {"tol": -1.0}, r"'tol' parameter of RKKM must be a float in the range \[0.0, inf\)"),
+    ("kkm", {"n_init": 1.5}, r"'n_init' parameter of KernelKMeans must be an int"),        # was truncated
+    ("mkc", {"epsilon": 0.0}, r"'epsilon' parameter of MKC must be a float in the range \(0.0, inf\)"),
+    ("lgmmc", {"epsilon": -1.0}, r"'epsilon' parameter of LGMMC must be a float in the range \(0.0, inf\)"),
+    ("gumkl", {"random_state": "abc"}, r"'random_state' parameter of GUMKL must be an int"),
+    ("gmmc", {"random_state": "abc"}, r"'random_state' parameter of GMMC must be an int"),
+    ("gumkl", {"refine": "no"}, r"'refine' parameter of GUMKL must be an instance of 'bool'"),  # read as True
+    ("gumkl", {"max_iter": 0}, r"'max_iter' parameter of GUMKL must be an int"),           # a TypeError
+    # "SOCP infeasible"
+    ("mkc", {"balance": -1.0}, r"'balance' parameter of MKC must be a float in the range \[0.0, inf\) or None"),
+    ("gmmc", {"eps": -1.0}, r"'eps' parameter of GMMC must be a float in the range \(0.0, inf\)"),  # failed in SCS
+])
+def test_a_bad_parameter_value_is_named_before_any_work(name, params, match, gram):
+    cls = ALGORITHMS[name]
+    est = get_estimator(name, n_clusters=2, random_state=0, **params) if "random_state" not in params \
+        else get_estimator(name, n_clusters=2, **params)
+    with pytest.raises(ValueError, match=match):
+        est.fit(_input(cls, gram))
+
+
+def test_repair_psd_clips_negative_eigenvalues_when_asked(gram):
+    """Off by default (the kernel is refused); inside repair_psd() the fit is of the nearest PSD matrix."""
+    from mkclust.algorithms import KernelKMeans
+
+    K = gram.copy()
+    np.fill_diagonal(K, 0.0)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        KernelKMeans(2, random_state=0).fit(K)
+    message = r"K\[0\]: smallest eigenvalue -1; negative eigenvalues set to 0"
+    with repair_psd(), pytest.warns(UserWarning, match=message):
+        a = KernelKMeans(2, random_state=0).fit(K).labels_
+    b = KernelKMeans(2, random_state=0).fit(clip_psd(K)).labels_
+    np.testing.assert_array_equal(a, b)
+    assert K[0, 0] == 0.0                     # the caller's matrix is not modified

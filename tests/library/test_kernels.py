@@ -1,0 +1,198 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mkclust import kernels
+from mkclust.datasets import load
+from mkclust.kernels import KernelBank, build_bank, feature_map
+
+
+@pytest.fixture(scope="module")
+def X():
+    return load("digits1v7").X[:120]
+
+
+def assert_psd_symmetric(K):
+    for k in K:
+        assert np.array_equal(k, k.T), "not exactly symmetric"
+        lam_min = np.linalg.eigvalsh(k)[0]
+        assert lam_min >= -1e-8 * np.linalg.norm(k, 2)
+
+
+@pytest.mark.parametrize("bank,m", [("mkc3", 3), ("rmkkm12", 12), ("scmk12", 12), ("gauss_grid", 5)])
+def test_banks_psd_symmetric(X, bank, m):
+    b = build_bank(bank, X)
+    assert b.K.shape == (m, X.shape[0], X.shape[0]) and len(b.names) == m
+    assert_psd_symmetric(b.K)
+    assert b.meta["bank"] == bank
+
+
+def test_rmkkm12_as_the_authors_code(X):
+    b = build_bank("rmkkm12", X, preprocess="unit")
+    np.testing.assert_allclose(np.diagonal(b.K, axis1=1, axis2=2), 1.0, atol=1e-12)
+    # Gaussian t0 = 50, 100 are numerically constant 1 (as in the RMKKM authors' code)
+    assert np.abs(b.K[5] - 1).max() < 1e-3 and np.abs(b.K[6] - 1).max() < 1e-3
+    # the last kernel is the cosine kernel
+    Xu = X / np.linalg.norm(X, axis=1, keepdims=True)
+    np.testing.assert_allclose(b.K[11], Xu @ Xu.T, atol=1e-12)
+    # the Gaussian width: delta = t0 * max distance, exp(-D / 2 delta^2)
+    D = ((Xu[:, None] - Xu[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(b.K[3], np.exp(-D / (2 * (1.0 * np.sqrt(D.max())) ** 2)), atol=1e-10)
+    # (x'y + 1)^4, normalised
+    P = (Xu @ Xu.T + 1) ** 4
+    d = np.sqrt(np.diag(P))
+    assert b.names[10] == "poly(a=1,b=4)"
+    np.testing.assert_allclose(b.K[10], P / d[:, None] / d[None], atol=1e-12)
+
+
+def test_scmk12_rescaled(X):
+    b = build_bank("scmk12", X)
+    assert b.K.min() >= 0  # pixel data: every kernel is non-negative
+    np.testing.assert_allclose(b.K.max(axis=(1, 2)), 1.0)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    G = np.exp(-D / (0.1 * D.max()))
+    np.testing.assert_allclose(b.K[2], G / G.max(), atol=1e-12)
+
+
+def test_mkc3_defaults(X):
+    b = build_bank("mkc3", X)
+    n = X.shape[0]
+    H = np.eye(n) - 1.0 / n
+    np.testing.assert_allclose([np.trace(H @ K @ H) for K in b.K], n)  # the centred kernels have trace n
+    # the scale is the only change: each kernel is a positive multiple of the raw one
+    raw2 = build_bank("mkc3", X, normalize="none")
+    ratio = b.K / raw2.K
+    np.testing.assert_allclose(ratio, ratio[:, :1, :1] * np.ones_like(ratio), rtol=1e-10)
+    with pytest.raises(ValueError, match="centred trace"):
+        kernels.normalize_centered_trace(np.ones((4, 4)))
+    raw = build_bank("mkc3", X, d=3, sigma=50.0, normalize="none")
+    np.testing.assert_allclose(raw.K[1], (1 + X @ X.T) ** 3, rtol=1e-12)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(raw.K[2], np.exp(-D / 100.0), atol=1e-12)
+
+
+def test_gaussian_conventions_hand_computed():
+    x = np.array([[0.0, 0.0], [3.0, 4.0]])  # squared distance 25
+    e = np.exp
+    assert kernels.gaussian_kernel(x, 2.0, "sigma")[0, 1] == pytest.approx(e(-25 / 8))
+    assert kernels.gaussian_kernel(x, 2.0, "mkc")[0, 1] == pytest.approx(e(-25 / 4))
+    assert kernels.gaussian_kernel(x, 0.5, "rmkkm")[0, 1] == pytest.approx(e(-25 / (2 * 0.25 * 25)))
+    assert kernels.gaussian_kernel(x, 0.5, "scmk")[0, 1] == pytest.approx(e(-25 / (0.5 * 25)))
+    with pytest.raises(ValueError, match="convention"):
+        kernels.gaussian_kernel(x, 1.0, "nope")
+    assert kernels.polynomial_kernel(x, 1.0, 2)[1, 1] == pytest.approx(26.0**2)
+    assert kernels.cosine_kernel(np.array([[1.0, 0.0], [1.0, 1.0]]))[0, 1] == pytest.approx(1 / np.sqrt(2))
+
+
+def test_views_linear_sums_to_full_linear_kernel():
+    ds = load("digits_views")
+    X = ds.X[:200]
+    b = build_bank("views_linear", X, views=ds.meta["views"])
+    assert b.n_kernels == len(ds.meta["views"])
+    # the view blocks partition the columns, so their linear kernels add up to X X'
+    np.testing.assert_allclose(b.K.sum(axis=0), X @ X.T, rtol=1e-10)
+    with pytest.raises(ValueError, match="views"):
+        build_bank("views_linear", X)
+
+
+def test_sparse_input_equals_dense(X):
+    dense = build_bank("rmkkm12", X, preprocess="unit")
+    sparse = build_bank("rmkkm12", sp.csr_matrix(X), preprocess="unit")
+    np.testing.assert_allclose(sparse.K, dense.K, atol=1e-12)
+
+
+def test_feature_map_exact_and_truncated(X):
+    K = build_bank("gauss_grid", X).K[2]
+    F = feature_map(K)
+    np.testing.assert_allclose(F @ F.T, K, atol=1e-8 * np.abs(K).max())
+    lam = np.sort(np.linalg.eigvalsh(K))[::-1]
+    Fr = feature_map(K, rank=10)
+    assert Fr.shape == (K.shape[0], 10)
+    # Eckart-Young: the rank-10 error is exactly the dropped spectrum
+    err = np.linalg.norm(K - Fr @ Fr.T, "fro") ** 2
+    assert err == pytest.approx((lam[10:] ** 2).sum(), rel=1e-6)
+    Fe, info = feature_map(K, energy=0.9, return_info=True)
+    pos = lam[lam > 0]
+    r = info["rank"]
+    assert pos[:r].sum() / pos.sum() >= 0.9 > pos[: r - 1].sum() / pos.sum()
+    with pytest.raises(ValueError, match="energy"):
+        feature_map(K, energy=1.5)
+
+
+def test_nystroem_bank(X):
+    """Landmarks: no n x n matrix is formed. Where the kernel's rank is below the number of landmarks
+    (linear, and (1 + x'y)^2 on 3 features: rank 10) the Nystroem features are exact; for the
+    Gaussian the landmark block K_LL is reproduced exactly; ``rank`` truncates as feature_map of the
+    approximate kernel; the sample order is kept."""
+    Z = np.random.default_rng(0).normal(size=(300, 3))
+    exact, ny = build_bank("mkc3", Z), build_bank("mkc3", Z, landmarks=60, landmark_seed=3)
+    assert ny.kind == "features" and [F.shape[1] for F in ny.features][:2] == [3, 10]
+    for k in (0, 1):  # both kernels normalised to centred trace n, as the exact ones are
+        np.testing.assert_allclose(ny.kernel(k), exact.kernel(k), atol=1e-10 * np.abs(exact.kernel(k)).max())
+    L = np.asarray(ny.meta["nystroem"]["indices"])
+    assert L.size == 60 and np.array_equal(L, np.unique(L))
+    # the width is estimated over (sample, landmark) pairs; with that width, the landmark block is exact
+    same_width = build_bank("mkc3", Z, sigma=ny.meta["sigma"]).kernel(2)
+    scale = ny.kernel(2)[L[0], L[0]] / same_width[L[0], L[0]]
+    np.testing.assert_allclose(ny.kernel(2)[np.ix_(L, L)], scale * same_width[np.ix_(L, L)], atol=1e-10)
+    assert ny.meta["sigma"] == pytest.approx(exact.meta["sigma"], rel=0.1)
+    r = build_bank("mkc3", Z, landmarks=60, landmark_seed=3, rank=5)
+    F = feature_map(ny.kernel(2), rank=5)
+    np.testing.assert_allclose(r.kernel(2), F @ F.T, atol=1e-10)
+    assert r.meta["spectrum"][0] == {"rank": 3, "retained_energy": pytest.approx(1.0)}
+    # below the size threshold the bank stays exact; normalisations needing other entries are refused
+    assert build_bank("mkc3", Z, landmarks=60, landmarks_above=300).kind == "gram"
+    with pytest.raises(ValueError, match="Nystroem bank"):
+        build_bank("rmkkm12", Z, landmarks=60)
+    with pytest.raises(ValueError, match="landmarks"):
+        build_bank("gauss_grid", Z, landmarks=0)
+
+
+def test_bank_save_load_both_kinds(X, tmp_path):
+    g = build_bank("mkc3", X)
+    g.save(tmp_path / "g.npz")
+    back = KernelBank.load(tmp_path / "g.npz")
+    assert back.kind == "gram" and back.names == g.names and back.meta == g.meta
+    np.testing.assert_array_equal(back.K, g.K)
+    f = build_bank("mkc3", X, rank=15)
+    assert f.kind == "features" and all(F.shape == (X.shape[0], 15) for F in f.features)
+    f.save(tmp_path / "f.npz")
+    fb = KernelBank.load(tmp_path / "f.npz")
+    np.testing.assert_array_equal(fb.features[1], f.features[1])
+    assert fb.meta["spectrum"][0]["rank"] == 15
+    np.testing.assert_allclose(fb.gram()[0], f.features[0] @ f.features[0].T)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_bad_input():
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    X[4, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        build_bank("mkc3", X)
+    with pytest.raises(ValueError, match="unknown kernel bank"):
+        build_bank("nope", np.ones((3, 2)))
+    with pytest.raises(ValueError, match="bad option"):
+        build_bank("mkc3", np.eye(3), degree=2)
+    with pytest.raises(ValueError, match="preprocessing"):
+        build_bank("mkc3", np.eye(3), preprocess="whiten")
+    with pytest.raises(ValueError, match="square"):
+        feature_map(np.ones((3, 4)))
+
+
+def test_minmax_scales_each_column_onto_minus_one_one_like_svm_scale():
+    from sklearn.preprocessing import MinMaxScaler
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 4)) * [1.0, 50.0, 1e-3, 7.0] + [0.0, -20.0, 5.0, 1e4]
+    X[:, 2] = 4.0  # a constant column
+    Z = kernels.apply_preprocess(X, "minmax")
+    np.testing.assert_array_equal(Z[:, 2], 0.0)
+    live = [0, 1, 3]
+    np.testing.assert_allclose(Z[:, live].min(axis=0), -1.0)
+    np.testing.assert_allclose(Z[:, live].max(axis=0), 1.0)
+    # the same map as scikit-learn's scaler (an independent implementation) on the varying columns
+    np.testing.assert_allclose(Z[:, live], MinMaxScaler((-1, 1)).fit_transform(X[:, live]), atol=1e-12)
+    np.testing.assert_allclose(kernels.apply_preprocess(sp.csr_matrix(X), "minmax"), Z)
+    # the scales the ODMC kernels see no longer depend on the units of a column
+    G = build_bank("gauss_grid", X * [1.0, 1e3, 1.0, 1.0], preprocess="minmax", widths=[1.0]).kernel(0)
+    np.testing.assert_allclose(G, build_bank("gauss_grid", X, preprocess="minmax", widths=[1.0]).kernel(0))

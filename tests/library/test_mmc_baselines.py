@@ -1,0 +1,315 @@
+"""LG-MMC and GMMC (the ODMC paper's relaxation baselines): their inner problems against independent
+solvers, their invariants, and labels on data with known structure."""
+
+import itertools
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from mkclust import metrics
+from mkclust.algorithms import GMMC, LGMMC, ODMC, IterSVR, get_estimator
+from mkclust.algorithms.base import NotFinished
+from mkclust.algorithms.gmmc import gmmc_sdp
+from mkclust.algorithms.lgmmc import label_kernel_values, silp_step
+from mkclust.kernels import center_kernel
+
+
+def shifted_blobs(n=30, gap=5.0, shift=4.0, seed=0):
+    """Two Gaussian blobs far from the origin: a linear kernel of them is far from centred."""
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(n, 2)), rng.normal(size=(n, 2)) + [gap, 0.0]]) + shift
+    return X @ X.T, np.repeat([0, 1], n)
+
+
+@pytest.mark.parametrize("cls", [LGMMC, GMMC])
+def test_separated_blobs_on_an_uncentred_linear_kernel(cls):
+    K, y = shifted_blobs()
+    assert metrics.acc(y, cls(C=10.0, random_state=0).fit(K).labels_) == 1.0
+
+
+@pytest.mark.parametrize("cls", [LGMMC, GMMC, ODMC, IterSVR])
+def test_centring_is_applied_once(cls):
+    """center=True on an uncentred kernel gives what center=False gives on the centred kernel."""
+    K, _ = shifted_blobs(n=15, gap=3.0)
+    kw = {"random_state": 0} | ({"center": True} if cls is not IterSVR else {})
+    a = cls(**kw).fit(center_kernel(K) if cls is IterSVR else K).labels_
+    b = cls(**(kw | ({"center": False} if cls is not IterSVR else {}))).fit(center_kernel(K)).labels_
+    np.testing.assert_array_equal(a, b)
+
+
+def test_center_kernel_is_the_kernel_of_centred_features():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(9, 3)) + 2
+    Xc = X - X.mean(axis=0)
+    np.testing.assert_allclose(center_kernel(X @ X.T), Xc @ Xc.T, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------ LG-MMC
+
+def test_label_kernel_values_brute_force():
+    rng = np.random.default_rng(2)
+    F = rng.normal(size=(7, 3))
+    K = F @ F.T
+    alphas, Y = rng.uniform(size=(4, 7)), rng.choice([-1.0, 1.0], size=(3, 7))
+    q = label_kernel_values(K, alphas, Y)
+    for j, k in itertools.product(range(4), range(3)):
+        s = alphas[j] * Y[k]
+        assert q[j, k] == pytest.approx(s @ K @ s)
+
+
+def test_silp_master_matches_cvxpy():
+    rng = np.random.default_rng(3)
+    values, sums = rng.uniform(0, 4, size=(6, 3)), rng.uniform(1, 3, size=6)
+    mu, theta = silp_step(values, sums)
+    m = cp.Variable(3, nonneg=True)
+    prob = cp.Problem(cp.Minimize(cp.max(sums - 0.5 * values @ m)), [cp.sum(m) == 1])
+    prob.solve(solver=cp.CLARABEL)
+    assert theta == pytest.approx(prob.value, abs=1e-7)
+    assert mu.min() >= 0 and mu.sum() == pytest.approx(1.0)
+    assert np.max(sums - 0.5 * values @ mu) == pytest.approx(theta, abs=1e-7)
+
+
+def test_silp_shortcuts_take_the_decisions_of_the_full_linear_program():
+    """The lower bound after each new cut: where the shortcut answers without solving, either it is
+    the LP's value (no cut violated at the last optimum) or the LP's value cannot reach the threshold."""
+    rng = np.random.default_rng(0)
+    B, skipped = 6, 0
+    cuts = {"alphas": [], "values": np.zeros((0, B))}
+    for _ in range(60):
+        alpha = rng.uniform(0, 1, 20)
+        cuts["alphas"].append(alpha)
+        cuts["values"] = np.vstack([cuts["values"], rng.uniform(0, 20, B)])
+        _, full = silp_step(cuts["values"], np.sum(cuts["alphas"], axis=1))
+        threshold = full * rng.choice([0.9, 1.0, 1.5])
+        got = LGMMC._silp_lower(cuts, threshold)
+        if got >= threshold or got == pytest.approx(full, rel=1e-9, abs=1e-9):
+            assert got == pytest.approx(full, rel=1e-7, abs=1e-9)
+        else:
+            skipped += 1
+            assert full < threshold and got <= full + 1e-9      # a weaker, valid bound; not certifying
+    assert skipped > 0
+
+
+def test_lgmmc_fit_equals_one_solving_the_silp_at_every_iteration():
+    class EveryLP(LGMMC):
+        @staticmethod
+        def _silp_lower(cuts, threshold):
+            return silp_step(cuts["values"], np.sum(cuts["alphas"], axis=1))[1]
+
+    K, _ = shifted_blobs(n=40, gap=1.5)
+    for C in (1.0, 100.0):
+        a, b = LGMMC(C=C, random_state=1).fit(K), EveryLP(C=C, random_state=1).fit(K)
+        assert a.mkl_iterations_ == b.mkl_iterations_ and len(a.mkl_iterations_) > 1
+        np.testing.assert_array_equal(a.labels_, b.labels_)
+        np.testing.assert_array_equal(a.labels_pool_, b.labels_pool_)
+        assert a.objective_ == b.objective_ and a.mkl_gap_ == pytest.approx(b.mkl_gap_, abs=1e-9)
+
+
+@pytest.mark.parametrize("n_labels", [3, 8])
+def test_lgmmc_multiple_kernel_svm_reaches_the_minimax_value(n_labels):
+    """For a fixed label set B, min_mu max_alpha equals max_alpha min_k (Sion), a concave program
+    cvxpy solves independently; LG-MMC's MKL (SVC, group-lasso and level steps) must be within
+    mkl_tol. With 8 labels the fixed point alone took 100-130 SVMs to certify 1e-4; with the level
+    steps 50-62."""
+    rng = np.random.default_rng(4)
+    n = 24
+    X = rng.normal(size=(n, 3))
+    K = center_kernel(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4))
+    Y = rng.choice([-1.0, 1.0], size=(n_labels, n))
+    s, C = Y[0], 2.0
+    est = LGMMC(C=C, mkl_tol=1e-4, max_mkl_iter=500)
+    cuts = {"alphas": [], "values": np.zeros((0, 1))}
+    mu, alpha, J, gap, its = est._mkl(K, K * np.outer(s, s), Y, s, np.full(n_labels, 1 / n_labels), cuts)
+    assert its <= 80
+    L = np.linalg.cholesky(K + 1e-10 * np.eye(n))
+    a, t = cp.Variable(n), cp.Variable()
+    cons = [a >= 0, a <= C, s @ a == 0] + [t <= cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(a, yk)) for yk in Y]
+    prob = cp.Problem(cp.Maximize(t), cons)
+    prob.solve(solver=cp.CLARABEL)
+    assert gap <= 1e-4
+    assert J == pytest.approx(prob.value, rel=2e-3)
+    assert mu.min() >= 0 and mu.sum() == pytest.approx(1.0)
+    assert alpha.min() >= -1e-12 and alpha.max() <= C + 1e-9 and abs(s @ alpha) <= 1e-6 * C * n
+
+
+def test_level_step_is_the_projection_onto_the_level_set():
+    """level_step against scipy's SLSQP on the same small QP: the nearest point to mu in the simplex
+    whose cutting-plane model is at most the level."""
+    from scipy.optimize import minimize
+    from mkclust.algorithms.lgmmc import level_step
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        B, J = 4, 7
+        values, sums = rng.uniform(0, 20, (J, B)), rng.uniform(5, 15, J)
+        mu = rng.dirichlet(np.ones(B))
+        _, low = silp_step(values, sums)
+        level = low + 0.9 * (float(np.max(sums - 0.5 * values @ mu)) - low)
+        got = level_step(values, sums, mu, level)
+        assert got.min() >= 0 and got.sum() == pytest.approx(1.0)
+        assert np.max(sums - 0.5 * values @ got) <= level + 1e-6
+        def dist(m, mu=mu):
+            return ((m - mu) ** 2).sum()
+
+        def slack(m, level=level, sums=sums, values=values):
+            return level - (sums - 0.5 * values @ m)
+
+        ref = minimize(dist, np.full(B, 1 / B), method="SLSQP", bounds=[(0, 1)] * B,
+                       constraints=[{"type": "eq", "fun": lambda m: m.sum() - 1}, {"type": "ineq", "fun": slack}],
+                       options={"ftol": 1e-12, "maxiter": 500})
+        assert ref.success
+        np.testing.assert_allclose(got, ref.x, atol=1e-5)
+
+
+def test_lgmmc_fitted_state():
+    K, y = shifted_blobs(n=40, gap=2.5, seed=5)
+    est = LGMMC(C=10.0, random_state=1).fit(K)
+    n = K.shape[0]
+    beta = 0.03 * n
+    assert np.all(np.abs(est.labels_pool_.sum(axis=1)) <= max(beta, 1))
+    assert est.mu_.min() >= 0 and est.mu_.sum() == pytest.approx(1.0)
+    assert est.n_iter_ == len(est.mkl_iterations_) and est.seconds_per_iteration_ > 0
+    # the labels are the mu-weighted vote of B
+    np.testing.assert_array_equal(est.labels_, (est.mu_ @ est.labels_pool_ < 0).astype(int))
+    # every member of B is oriented to agree with the first
+    assert np.all(est.labels_pool_ @ est.labels_pool_[0] >= 0)
+    # when it stops by the criterion, the most violated label it could add is within epsilon
+    if est.converged_:
+        assert est.objective_ > 0
+
+
+# -------------------------------------------------------------------------------------------- GMMC
+
+def test_gmmc_sdp_is_a_lower_bound_of_the_boolean_program_and_dual_feasible():
+    rng = np.random.default_rng(6)
+    n = 8
+    F = rng.normal(size=(n, 3))
+    A = np.linalg.inv(center_kernel(F @ F.T) + np.eye(n))
+    A = (A + A.T) / 2
+    beta = 2.0
+    z, t, M, status, value, _, _ = gmmc_sdp(A, beta, eps=1e-7)
+    assert status == cp.OPTIMAL
+    best = min(y @ A @ y for y in itertools.product([-1.0, 1.0], repeat=n) if abs(sum(y)) <= beta)
+    assert value <= best + 1e-5
+    # strong duality with the primal relaxation: <A, M> = e'z - beta^2 t, M feasible
+    assert np.sum(A * M) == pytest.approx(value, rel=1e-4, abs=1e-5)
+    assert np.linalg.eigvalsh((M + M.T) / 2).min() >= -1e-5
+    np.testing.assert_allclose(np.diag(M), 1.0, atol=1e-4)
+    assert M.sum() <= beta**2 + 1e-4
+    assert np.linalg.eigvalsh(A - np.diag(z) + t * np.ones((n, n))).min() >= -1e-5
+
+
+def test_gmmc_recovers_a_rank_one_solution_on_separated_blobs():
+    K, y = shifted_blobs(n=20, gap=8.0)
+    est = GMMC(C=10.0).fit(K)
+    assert metrics.acc(y, est.labels_) == 1.0
+    assert est.rank_one_ratio_ > 0.9
+
+
+def test_gmmc_not_finished_is_reported():
+    K, _ = shifted_blobs(n=20)
+    with pytest.raises(NotFinished, match="max_n"):
+        GMMC(max_n=30).fit(K)
+    with pytest.raises(NotFinished, match="max_iter = 5"):
+        GMMC(max_iter=5).fit(K)
+
+
+def test_gmmc_c_path_warm_started_solves_each_sdp_in_fewer_iterations():
+    """fit_batch: its first (smallest) C equals fit; every other C reaches the value of the primal
+    relaxation (Clarabel's interior point) to SCS's tolerance and gives fit's labels, and the path
+    takes fewer SCS iterations than the cold fits."""
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + [2.5, 0, 0]])
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.exp(-sq / sq.mean())
+    Cs = [100.0, 1.0, 1000.0, 10.0]  # fit_batch orders the path itself
+    batch = GMMC.fit_batch([GMMC(C=C) for C in Cs], K)
+    cold = [GMMC(C=C).fit(K) for C in Cs]
+    first = Cs.index(1.0)
+    assert np.array_equal(batch[first].M_, cold[first].M_) and batch[first].objective_ == cold[first].objective_
+    n = K.shape[0]
+    for C, b, c in zip(Cs, batch, cold):
+        assert b.not_finished_ is None
+        A = np.linalg.inv(center_kernel(K) + np.eye(n) / C)
+        M = cp.Variable((n, n), PSD=True)  # the primal relaxation, by an interior-point solver
+        exact = cp.Problem(cp.Minimize(cp.trace((A + A.T) / 2 @ M)),
+                           [cp.diag(M) == 1, cp.sum(M) <= (0.03 * n) ** 2]).solve(solver=cp.CLARABEL)
+        assert b.objective_ == pytest.approx(exact, rel=2e-3)
+        assert metrics.acc(c.labels_, b.labels_) == 1.0
+    assert sum(b.n_iter_ for b in batch) < 0.7 * sum(c.n_iter_ for c in cold)
+
+
+def test_gmmc_batch_reports_not_finished_per_estimator():
+    K, _ = shifted_blobs(n=20)
+    declined = GMMC.fit_batch([GMMC(C=1.0, max_n=30), GMMC(C=10.0, max_n=30)], K)
+    assert all("max_n" in str(e.not_finished_) and not hasattr(e, "labels_") for e in declined)
+    out = GMMC.fit_batch([GMMC(C=1.0), GMMC(C=10.0, max_iter=5)], K)
+    assert out[0].not_finished_ is None and len(out[0].labels_) == 40
+    assert "max_iter = 5" in str(out[1].not_finished_)
+    with pytest.raises(TypeError, match="GMMC estimators"):
+        GMMC.fit_batch([ODMC()], K)
+
+
+@pytest.mark.parametrize("name", ["lgmmc", "gmmc", "odmc", "itersvr"])
+def test_seconds_per_iteration_and_bad_parameters(name):
+    K, _ = shifted_blobs(n=15)
+    est = get_estimator(name, random_state=0).fit(K)
+    if name != "gmmc":
+        assert est.seconds_per_iteration_ > 0
+    if name in ("lgmmc", "gmmc"):
+        with pytest.raises(ValueError, match=r"'C' parameter of .* must be a float in the range \(0.0, inf\)"):
+            get_estimator(name, C=0).fit(K)
+    with pytest.raises(ValueError, match="two classes"):
+        get_estimator(name, n_clusters=3).fit(K)
+
+
+def test_itersvr_reports_its_iterations():
+    K, y = shifted_blobs(n=20, gap=6.0)
+    est = IterSVR(C=10.0, random_state=0).fit(center_kernel(K))
+    assert metrics.acc(y, est.labels_) == 1.0
+    assert est.n_iter_ >= 1 and est.seconds_per_iteration_ > 0
+
+
+def test_odmc_adaptive_steps_move_mu_where_theorem_bounds_do_not():
+    """Theorem 1's provable L1 makes the entropic step ~1e-6 per step (mu stays uniform); the drawn
+    |G| scale (steps="adaptive") moves it, and the separated blobs come out right."""
+    K, y = shifted_blobs()
+    th = ODMC(steps="theorem", random_state=0).fit(K)
+    ad = ODMC(steps="adaptive", random_state=0).fit(K)
+    assert np.ptp(th.mu_) < 1e-3
+    assert np.ptp(ad.mu_) > 0.02
+    assert metrics.acc(y, ad.labels_) == 1.0
+    with pytest.raises(ValueError, match="steps"):
+        ODMC(steps="fast").fit(K)
+
+
+@pytest.mark.parametrize("cls,kw,fitted", [
+    (LGMMC, {"max_labels": 8}, ("labels_", "mu_", "objective_", "mkl_iterations_", "labels_pool_")),
+    (IterSVR, {}, ("labels_", "decision_", "objective_", "n_iter_")),
+])
+def test_batch_fits_each_start_once_and_equals_separate_fits(cls, kw, fitted):
+    """LG-MMC and IterSVR: seeds that reach the same kernel k-means start are one computation in
+    fit_batch; every estimator still ends exactly as its own fit."""
+    X = np.random.default_rng(0).uniform(size=(40, 2))
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.exp(-sq / sq.mean())
+    grid = [(C, seed) for C in (1.0, 10.0) for seed in range(6)]
+    batch = cls.fit_batch([cls(C=C, random_state=seed, **kw) for C, seed in grid], K)
+    alone = [cls(C=C, random_state=seed, **kw).fit(K) for C, seed in grid]
+    starts = {(C, cls(C=C, random_state=s, **kw)._start(cls(**kw)._prepare(K)).tobytes()) for C, s in grid}
+    assert 2 < len(starts) < len(grid)  # the data give both shared and distinct starts
+    assert sum(not e.shared_fit_ for e in batch) == len(starts)
+    for e, a in zip(batch, alone):
+        for name in fitted:
+            assert np.array_equal(getattr(e, name), getattr(a, name)), name
+        assert e.seconds_per_iteration_ > 0
+    if cls is IterSVR:  # the start's own attribute is each run's, not copied
+        assert all(np.array_equal(e.init_labels_, a.init_labels_) for e, a in zip(batch, alone))
+    shared = next(e for e in batch if e.shared_fit_)
+    shared.labels_[0] = 7  # a copy, not a view of the computed fit's arrays
+    assert all(e.labels_[0] != 7 for e in batch if e is not shared)
+    with pytest.raises(TypeError, match=f"{cls.__name__} estimators"):
+        cls.fit_batch([GMMC()], K)
+    message = r"'balance' parameter of .* must be a float in the range \[0.0, inf\) or None. Got -1.0"
+    with pytest.raises(ValueError, match=message):
+        cls.fit_batch([cls(**kw), cls(balance=-1.0, **kw)], K)

@@ -1,0 +1,144 @@
+"""The slurm profile end to end: the tiny configuration submitted with ``snakemake --profile
+workflow/profiles/slurm`` to a real single-node SLURM cluster on 127.0.0.1 (tests/slurm/_slurm_cluster.py),
+every job checked in ``sacct`` and the tables compared with a local run's; and a dry run with the
+profile that needs no SLURM.
+
+The cluster needs Debian's slurm-wlm, slurmdbd, munge and mariadb-server and root (it serves munge on
+/run/munge); ``.ci/run`` installs them. Elsewhere the test is skipped, except under CI=true, where a
+missing program is a failure."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+import yaml
+from _slurm_cluster import ACCOUNT, PARTITION, LoopbackCluster, alive, missing_programs
+from _wf import REPO, new_workdir, smk
+
+import mkclust.repro.resources as RES
+from mkclust.repro.planning import plan
+
+pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
+PROFILE = REPO / "workflow" / "profiles" / "slurm"
+
+
+def profile_env(**extra):
+    return {**os.environ, "MKCLUST_SLURM_PARTITION": PARTITION, "MKCLUST_SLURM_ACCOUNT": ACCOUNT, **extra}
+
+
+def tiny_plan(wd):
+    return plan(yaml.safe_load((wd / "config.yaml").read_text()))
+
+
+def test_profile_declares_what_a_user_edits():
+    prof = yaml.safe_load((PROFILE / "config.yaml").read_text())
+    assert prof["executor"] == "slurm" and prof["retries"] >= 1
+    assert {"slurm_partition", "slurm_account", "runtime", "mem_mb", "cpus_per_task"} <= set(prof["default-resources"])
+    assert set(prof["set-resources"]) <= {"dataset", "kernel_bank", "run", "aggregate", "table", "figure"}
+    local = yaml.safe_load((REPO / "workflow" / "profiles" / "local" / "config.yaml").read_text())
+    assert "executor" not in local and local["cores"] >= 1
+
+
+def parse_dry_run(text: str) -> list[dict]:
+    """Each job of a dry run as {rule, wildcards, resources} from snakemake's job listing."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        res = re.search(r"\n\s+resources: (.*)", block)
+        if not m or not res:
+            continue
+        wc = re.search(r"\n\s+wildcards: (.*)", block)
+        jobs.append({
+            "rule": m.group(1),
+            "wildcards": dict(kv.split("=", 1) for kv in wc.group(1).split(", ")) if wc else {},
+            "resources": dict(kv.split("=", 1) for kv in res.group(1).split(", ")),
+        })
+    return jobs
+
+
+def test_dry_run_with_the_slurm_profile_resolves_every_jobs_resources(tmp_path_factory):
+    """No SLURM needed. Datasets and banks are built first, as a user would before looking at what a
+    submission asks for: a job's estimate reads its input files (unknown inputs show as <TBD>)."""
+    wd = new_workdir(tmp_path_factory, "dry")
+    smk(wd, "--until", "kernel_bank")
+    p = smk(wd, "-n", "--profile", str(PROFILE), cores=None, env=profile_env())
+    jobs = parse_dry_run(p.stdout + p.stderr)
+    groups = tiny_plan(wd).run_groups()
+    runs = [j for j in jobs if j["rule"] == "run"]
+    assert len(runs) == len(groups) == 34
+    for j in runs:
+        r, w = j["resources"], j["wildcards"]
+        group = groups[(w["experiment"], w["algorithm"], w["dataset"], w["bank"], w["param_id"])]
+        inputs = wd / f"data/processed/{w['dataset']}.npz", wd / f"data/kernels/{w['dataset']}/{w['bank']}.npz"
+        bank = inputs[1] if w["bank"] != "none" else None
+        assert int(r["mem_mb"]) == RES.run_mem_mb(group, inputs[0], bank)
+        assert int(r["runtime"]) == RES.run_runtime(group, inputs[0])
+        assert r["slurm_partition"] == PARTITION and r["slurm_account"] == ACCOUNT
+        assert int(r["cpus_per_task"]) == 1
+    # every other rule resolved too (the estimates of aggregate/table/figure read files lazily)
+    assert {j["rule"] for j in jobs} >= {"run", "aggregate", "table", "figure"}
+    for j in jobs:
+        assert "<TBD>" not in j["resources"].get("mem_mb", "") and "<TBD>" not in j["resources"].get("runtime", "")
+    # the run jobs of the largest set ask for more memory than those of the smallest with the same bank
+    mem = {(j["wildcards"]["dataset"], j["wildcards"]["algorithm"]): int(j["resources"]["mem_mb"]) for j in runs
+           if j["wildcards"]["experiment"] == "tiny_timing"}
+    assert mem[("ringnorm_400", "MKC")] > mem[("ringnorm_200", "MKC")]
+
+
+def sacct_jobs(cluster: LoopbackCluster, since: str) -> list[dict]:
+    out = subprocess.run(["sacct", "-X", "-n", "-P", "-S", since, "--format=JobID,Comment,State,ReqMem,Timelimit"],
+                         capture_output=True, text=True, env=cluster.env, check=True).stdout
+    keys = ("id", "comment", "state", "reqmem", "timelimit")
+    return [dict(zip(keys, line.split("|"))) for line in out.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    missing = missing_programs()
+    if missing or os.geteuid() != 0:
+        why = f"missing {missing}" if missing else "needs root (munge on /run/munge, /etc/slurm)"
+        if os.environ.get("CI"):
+            pytest.fail(f"the SLURM test cannot run in CI: {why}; .ci/run installs its Debian packages")
+        pytest.skip(f"no loopback SLURM cluster: {why}")
+    c = LoopbackCluster(tmp_path_factory.mktemp("slurm"))
+    c.start()
+    yield c
+    pids = [int(f.read_text()) for f in (c.root / "run").glob("*.pid")]
+    c.stop()
+    for pid in pids:  # exactly the daemons it started are gone
+        assert not alive(pid)
+
+
+def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factory, tiny_local):
+    wd = new_workdir(tmp_path_factory, "slurm_run")
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 2))
+    p = smk(wd, "--profile", str(PROFILE), "--slurm-init-seconds-before-status-checks", "1",
+            "--seconds-between-status-checks", "2", cores=None,
+            env=profile_env(SLURM_CONF=str(cluster.conf)), timeout=1800)
+    assert "Rule: run" in p.stdout + p.stderr
+    jobs = sacct_jobs(cluster, since)
+    groups = tiny_plan(wd).run_groups()
+    by_rule = {}
+    for j in jobs:
+        rule = re.match(r"rule_(run|kernel_bank)_", j["comment"])
+        assert rule, f"a job of an unexpected rule was submitted: {j}"
+        by_rule.setdefault(rule.group(1), []).append(j)
+    # every run group and bank was one SLURM job, and each reached COMPLETED
+    assert len(by_rule["run"]) == len(groups) == 34
+    assert len(by_rule["kernel_bank"]) == 8
+    assert {j["state"] for j in jobs} == {"COMPLETED"}, [j for j in jobs if j["state"] != "COMPLETED"]
+    # the memory asked of SLURM is the estimate of the job's own inputs
+    reqmem = sorted(int(j["reqmem"].rstrip("M")) for j in by_rule["run"])
+    want = sorted(RES.run_mem_mb(g, wd / f"data/processed/{k[2]}.npz",
+                                 None if k[3] == "none" else wd / f"data/kernels/{k[2]}/{k[3]}.npz")
+                  for k, g in groups.items())
+    assert reqmem == want
+    # the tables equal those of the local run, byte for byte
+    local_tables = tiny_local[1]
+    names = sorted(str(f.relative_to(local_tables)) for f in local_tables.rglob("*")
+                   if f.is_file() and f.with_suffix(".tex").exists())   # the tables (verdicts hold timings)
+    assert len(names) == 15  # 5 tables x csv, md, tex
+    for name in names:
+        assert (wd / "figures" / name).read_text() == (local_tables / name).read_text(), name

@@ -1,0 +1,205 @@
+"""The results archive (mkclust.repro.archive): the tiny configuration's run archived, then every table and
+verdict rebuilt from the archive alone in a fresh folder, byte for byte; missing groups named or
+left out; a tampered file detected; a rerun compared with the archive run by run."""
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from mkclust.repro.archive import (archive_files, archived_groups, compare_runs, main as archive_cli, missing_groups,
+                                   records_file, write_piece)
+from mkclust.repro.configuration import load as load_config
+from mkclust.repro.planning import plan
+
+from _wf import TINY, new_workdir, smk
+
+pytestmark = pytest.mark.workflow
+
+
+@pytest.fixture(scope="module")
+def tiny_plan(tiny_local):
+    """The tiny configuration as run by ``tiny_local``, with its data folder."""
+    wd = tiny_local[0]
+    cfg = load_config(TINY)
+    cfg["data_dir"] = str(wd / "data")
+    return plan(cfg), wd
+
+
+@pytest.fixture(scope="module")
+def archive(tiny_plan, tmp_path_factory):
+    p, wd = tiny_plan
+    root = tmp_path_factory.mktemp("archive") / "tiny"
+    write_piece(root, "all", p, wd / "data", [TINY])
+    return root
+
+
+def test_a_piece_holds_every_complete_group_with_its_manifest(archive, tiny_plan):
+    p, _ = tiny_plan
+    man = json.loads((archive / "all" / "manifest.json").read_text())
+    assert sorted(man["groups"]) == sorted("/".join(g) for g in p.run_groups())
+    assert man["runs"] == len(p.runs) and man["fit_cpu_seconds"] > 0
+    assert {"numpy", "scikit-learn"} <= set(man["versions"]) and man["configfiles"][0]["sha256"]
+    assert missing_groups(p, archive) == []
+    for name in man["files"]:                     # no label vectors, and the bytes do not depend on the time
+        text = gzip.decompress((archive / "all" / name).read_bytes()).decode()
+        assert "labels" not in text.splitlines()[0].split(",")
+    again = archive.parent / "again"
+    write_piece(again, "all", p, tiny_plan[1] / "data", [TINY])
+    assert all((again / "all" / f).read_bytes() == (archive / "all" / f).read_bytes() for f in man["files"])
+
+
+def test_tables_and_verdicts_rebuilt_from_the_archive_are_byte_identical(archive, tiny_local, tmp_path_factory):
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["results_archive"] = str(archive)
+    wd = new_workdir(tmp_path_factory, "from_archive", cfg)
+    smk(wd)
+    assert not (wd / "data" / "runs").exists() and not (wd / "data" / "kernels").exists()   # nothing was fitted
+    reference = tiny_local[1]
+    files = [f for f in reference.rglob("*") if f.is_file()]
+    assert any(f.name == "verdict.md" for f in files) and len(files) > 10
+    for f in files:
+        rebuilt = wd / "figures" / f.relative_to(reference)
+        assert rebuilt.read_bytes() == f.read_bytes(), f"{f.relative_to(reference)} differs"
+    # the README's Results section from a rebuild depends on the archive only: a second rebuild, later
+    # and elsewhere, gives the same text, which names the archive's piece and not the rebuild's time
+    from mkclust.repro.reporting.results import section
+    again = new_workdir(tmp_path_factory, "from_archive_again", cfg)
+    smk(again)
+    text = section(wd / "figures", pages="results/tiny/pages")
+    assert text == section(again / "figures", pages="results/tiny/pages")
+    man = json.loads((archive / "all" / "manifest.json").read_text())
+    assert f"the results archive `{archive}`, rebuilt without fitting (pieces: `all`" in text
+    assert f"archived {man['archived']})" in text
+
+
+def test_a_group_missing_from_the_archive_is_named_or_left_out(tiny_plan, tmp_path_factory, capsys):
+    p, wd = tiny_plan
+    groups = sorted(p.run_groups())
+    gone = next(g for g in groups if g[0] == "tiny" and g[1] == "KKM")
+    root = tmp_path_factory.mktemp("partial") / "tiny"
+    write_piece(root, "part", p, wd / "data", [TINY], groups=[g for g in groups if g != gone])
+    assert missing_groups(p, root) == [gone]
+    assert archive_cli(["missing", str(root), str(TINY)]) == 1
+    out = capsys.readouterr().out
+    assert "1 of " in out and "tiny: 1 (" in out and "CPU h" in out     # with the estimated cost of what is missing
+    assert archive_cli(["missing", str(root), str(TINY), "--targets", "/scratch/d"]) == 1
+    assert capsys.readouterr().out.split() == [str(records_file("/scratch/d", gone))]   # a snakemake target list
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["results_archive"] = str(root)
+    out = new_workdir(tmp_path_factory, "partial_run", cfg)
+    r = smk(out, "-n", check=False)
+    assert r.returncode != 0 and "/".join(gone) in r.stderr + r.stdout
+    cfg["archive_partial"] = True
+    out = new_workdir(tmp_path_factory, "partial_ok", cfg)
+    smk(out)
+    verdict = (out / "figures" / "tinypaper" / "verdict.md").read_text()
+    assert "Left out: 1 run group(s) not in the results archive" in verdict and "/".join(gone) in verdict
+    summary = json.loads((out / "figures" / "run_summary.json").read_text())
+    assert summary["archive"]["left_out"] == 1 and summary["archive"]["pieces"][0]["piece"] == "part"
+    tiny = next(e for e in summary["experiments"] if e["experiment"] == "tiny")
+    assert gone[2] not in tiny["datasets"] and len(tiny["datasets"]) == len(cfg["experiments"]["tiny"]["datasets"]) - 1
+
+
+def test_a_changed_archive_file_or_a_group_in_two_pieces_is_an_error(archive, tiny_plan, tmp_path):
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    shutil.copytree(copy / "all", copy / "second")
+    with pytest.raises(ValueError, match="is in two pieces"):
+        archived_groups(copy)
+    shutil.rmtree(copy / "second")
+    gz = next((copy / "all").glob("*.csv.gz"))
+    gz.write_bytes(gzip.compress(b"experiment\nx\n"))
+    with pytest.raises(ValueError, match="differs from its manifest's sha256"):
+        archive_files(copy) and archived_groups(copy)
+
+
+def test_a_rerun_is_compared_with_the_archive_run_by_run(archive, tiny_plan):
+    p, wd = tiny_plan
+    same = compare_runs(archive, p, wd / "data")
+    assert len(same) == len(p.run_groups()) and (same["runs_differing"] == 0).all()
+    assert same["max_metric_diff"].max() == 0.0
+
+
+def test_a_new_piece_takes_only_the_groups_no_other_piece_holds(archive, tiny_plan, tmp_path):
+    p, wd = tiny_plan
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    with pytest.raises(ValueError, match="missing from the archive's other pieces"):
+        write_piece(copy, "second", p, wd / "data", [TINY])
+    write_piece(copy, "all", p, wd / "data", [TINY])          # the same piece again replaces itself
+    assert set(archived_groups(copy).values()) == {"all"}
+
+
+def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tiny_plan, tmp_path_factory):
+    """The tiny run compared with its own archive: every cell identical; with an archive whose k-means
+    runs on digits1v7 were moved by 0.3, exactly that cell differs, named in the table, the verdict and
+    the run summary."""
+    p, wd = tiny_plan
+    km = next(g for g in p.run_groups() if g[:3] == ("tiny", "KM", "digits1v7"))
+    doctored = tmp_path_factory.mktemp("doctored")
+    shutil.copytree(wd / "data" / "runs", doctored / "runs")
+    path = records_file(doctored, km)
+    records = json.loads(path.read_text())
+    for r in records:
+        r["metrics"]["majority_acc"] += 0.3
+    path.write_text(json.dumps(records))
+    moved = doctored / "archive"
+    write_piece(moved, "all", p, doctored, [TINY])
+
+    for ref, differ in [(archive, 0), (moved, 1)]:
+        run = tmp_path_factory.mktemp("beside") / "wd"
+        shutil.copytree(wd, run, symlinks=True)          # this run's results, with Snakemake's metadata
+        cfg = yaml.safe_load(TINY.read_text())
+        cfg["reference_run"] = str(ref)
+        (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+        r = smk(run)
+        log = r.stdout + r.stderr
+        assert "rule reference_results:" in log and "rule run:" not in log and "rule table:" in log   # nothing refitted
+        table = (run / "figures" / "tinypaper" / "table2.csv")
+        t = pd.read_csv(table, keep_default_na=False)
+        compared = int((t["reference_state"] != "").sum())
+        assert compared == len(t) and int((t["reference_state"] == "differs").sum()) == differ
+        summary = json.loads((run / "figures" / "run_summary.json").read_text())["reference"]
+        assert summary["archive"] == str(ref) and summary["differs"] == differ and summary["compared"] > compared
+        verdict = (run / "figures" / "tinypaper" / "verdict.md").read_text()
+        assert f"Against the reference run ({ref}): {differ} of {summary['compared']} cells differ" in verdict
+        if differ:
+            bad = t[t["reference_state"] == "differs"].iloc[0]
+            assert (bad["dataset"], bad["column"], bad["metric"]) == ("digits1v7", "KM", "majority_acc")
+            assert bad["reference_diff"] == pytest.approx(-0.3)
+            assert "table2 digits1v7 KM majority_acc" in verdict
+            assert "[ref " in (run / "figures" / "tinypaper" / "table2.md").read_text()
+
+
+def test_the_readme_results_and_pages_are_the_rebuild_of_the_reference_run(tmp_path):
+    """README.md's results summary, docs/results.md and results/paper/pages/ are what the rebuild from
+    the committed archive gives, byte for byte (the commands in mkclust.repro.reporting.results' docstring)."""
+    from _wf import REPO
+    from mkclust.repro.reporting.results import BEGIN, END, page, summary_block
+
+    pages = REPO / "results" / "paper" / "pages"
+    kept = sorted(f.relative_to(pages) for f in pages.rglob("*") if f.is_file() and f.suffix in (".md", ".csv"))
+    if not kept:
+        pytest.skip("no reference-run pages committed")
+    figs = tmp_path / "pages"
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+           "--cores", "2", "--configfile", str(REPO / "workflow/configs/paper.yaml"),
+           "--config", "results_archive=results/paper",
+           "archive_partial=true", f"figures_dir={figs}", f"data_dir={tmp_path / 'data'}", "--",
+           *(str(figs / p) for p in kept), str(figs / "run_summary.json")]
+    (tmp_path / "results").symlink_to(REPO / "results")      # the archive as the README's command names it
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    for p in kept:
+        assert (figs / p).read_bytes() == (pages / p).read_bytes(), f"results/paper/pages/{p} differs from its rebuild"
+    full = load_config(REPO / "workflow/configs/paper.yaml")
+    assert page(figs, full, "results/paper/pages") == (REPO / "docs" / "results.md").read_text()
+    readme = (REPO / "README.md").read_text()
+    committed = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    assert summary_block(figs, full, "results/paper/pages") == committed

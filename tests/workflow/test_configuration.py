@@ -1,0 +1,131 @@
+"""Protocols and the configurations built on them (mkclust.repro.configuration)."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from mkclust.repro.configuration import load, overlay, read_protocols, resolve
+from mkclust.repro.planning import ConfigError, plan
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = str(REPO / "workflow/schemas/config.schema.yaml")
+CONFIGS = [("config.yaml",), ("workflow/configs/paper.yaml",),
+           ("workflow/configs/paper.yaml", "workflow/configs/paper_results.yaml"),
+           ("workflow/configs/paper.yaml", "workflow/configs/paper_odmc_quick.yaml")]
+
+
+def test_overlay_merges_mappings_replaces_lists_and_deletes_on_null():
+    base = {"a": {"x": 1, "y": [1, 2], "z": {"k": 1}}, "b": 2, "c": 3}
+    change = {"a": {"y": [3], "z": {"j": 2}, "w": 4}, "b": None, "d": 5}
+    out = overlay(base, change)
+    assert out == {"a": {"x": 1, "y": [3], "z": {"k": 1, "j": 2}, "w": 4}, "c": 3, "d": 5}
+    assert list(out) == ["a", "c", "d"] and list(out["a"]) == ["x", "y", "z", "w"]  # base order, new keys after
+    assert base == {"a": {"x": 1, "y": [1, 2], "z": {"k": 1}}, "b": 2, "c": 3}   # neither input changes
+    out["a"]["z"]["k"] = 9
+    assert base["a"]["z"]["k"] == 1
+
+
+def _write(folder: Path, name: str, doc: dict) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(yaml.safe_dump(doc))
+
+
+def test_resolve_expands_a_protocol_and_seed_ranges(tmp_path):
+    proto = {"paper": "p", "datasets": ["digits1v7"], "banks": ["b"], "seeds": {"range": 3},
+             "algorithms": {"KKM": {"algorithm": "kkm", "grid": {"kernel": "all"}}, "SC": {"algorithm": "sc"}},
+             "tables": {"t": {"title": "T", "metrics": ["acc"], "columns": {"KKM": {"algorithm": "KKM"},
+                                                                              "SC": {"algorithm": "SC"}}}}}
+    _write(tmp_path, "p.yaml", {"protocols": {"proto": proto}, "kernel_banks": {"b": {"bank": "mkc3"}}})
+    config = {"kernel_banks": {"b": {"preprocess": "zscore"}},
+              "experiments": {"e": {"protocol": "proto", "seeds": [0], "algorithms": {"SC": None},
+                                    "tables": {"t": {"columns": {"SC": None}}}},
+                              "f": {"protocol": "proto", "paper": "q"}}}
+    out = resolve(config, tmp_path)
+    assert "protocol" in config["experiments"]["e"]            # the input is not modified
+    e, f = out["experiments"]["e"], out["experiments"]["f"]
+    assert e["seeds"] == [0] and f["seeds"] == [0, 1, 2]
+    assert list(e["algorithms"]) == ["KKM"] and list(e["tables"]["t"]["columns"]) == ["KKM"]
+    assert f == {**proto, "paper": "q", "seeds": [0, 1, 2], "paper_datasets": ["digits1v7"]}   # the protocol's sets
+    assert out["kernel_banks"] == {"b": {"bank": "mkc3", "preprocess": "zscore"}}
+    p = plan(out)
+    assert {(r.experiment, r.seed) for r in p.runs} == {("e", 0), ("f", 0), ("f", 1), ("f", 2)}
+    assert p.datasets["digits1v7"] == {"loader": "digits1v7", "options": {}}   # not declared: the loader's defaults
+
+
+@pytest.mark.parametrize("experiment,match", [
+    ({"protocol": "nope"}, r"experiments.e.protocol: unknown protocol 'nope'; known: proto"),
+    ({"protocol": "proto", "seeds": {"range": 0}},
+     r"experiments.e.seeds: seeds are a list of integers or \{range: n\}"),
+    ({"protocol": "proto", "algorithms": {"A": {"seeds": {"upto": 3}}}}, r"experiments.e.algorithms.A.seeds"),
+])
+def test_resolve_names_what_is_wrong(tmp_path, experiment, match):
+    _write(tmp_path, "p.yaml", {"protocols": {"proto": {"paper": "p", "datasets": ["digits"], "algorithms": {}}}})
+    with pytest.raises(ConfigError, match=match):
+        resolve({"experiments": {"e": experiment}}, tmp_path)
+
+
+def test_a_protocol_declared_twice_names_both_files(tmp_path):
+    _write(tmp_path, "a.yaml", {"protocols": {"x": {}}})
+    _write(tmp_path, "b.yaml", {"protocols": {"x": {}}})
+    with pytest.raises(ConfigError, match="protocols.x is declared in both a.yaml and b.yaml"):
+        read_protocols(tmp_path)
+    _write(tmp_path, "b.yaml", {"protocol": {"y": {}}})
+    with pytest.raises(ConfigError, match=r"b.yaml: unknown top-level key\(s\) \['protocol'\]"):
+        read_protocols(tmp_path)
+
+
+@pytest.mark.parametrize("files", CONFIGS, ids=lambda f: "+".join(Path(x).stem for x in f))
+def test_every_configuration_resolves_validates_and_plans(files):
+    config = load(*(REPO / f for f in files))
+    validate(config, SCHEMA)
+    assert plan(config).runs
+
+
+def test_the_paper_configuration_runs_each_protocol_as_written():
+    """paper.yaml names every protocol once and changes none of it: the protocol files are the
+    paper configuration's experiments."""
+    protocols, _ = read_protocols(REPO / "workflow/protocols")
+    config = load(REPO / "workflow/configs/paper.yaml")
+    assert sorted(config["experiments"]) == sorted(protocols)
+    for name, e in config["experiments"].items():
+        assert e == resolve({"experiments": {"x": {"protocol": name}}}, REPO / "workflow/protocols")["experiments"]["x"]
+
+
+def test_the_overlays_run_part_of_the_paper_configurations_runs():
+    """An overlay restricts data sets; its runs keep the paper configuration's paths and parameters."""
+    whole = set(plan(load(REPO / "workflow/configs/paper.yaml")).runs)
+    for overlay_file in ("paper_results.yaml", "paper_odmc_quick.yaml"):
+        part = set(plan(load(REPO / "workflow/configs/paper.yaml", REPO / "workflow/configs" / overlay_file)).runs)
+        assert part and part <= whole, overlay_file
+
+
+def test_the_default_runs_every_paper_from_its_protocol():
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    protocols, _ = read_protocols(REPO / "workflow/protocols")
+    papers = {protocols[e["protocol"]]["paper"] for e in raw["experiments"].values() if "protocol" in e}
+    assert papers == {"mkc", "gumkl", "odmc", "rmkkm", "scmk"}
+
+
+def test_the_reference_run_pieces_partition_the_paper_configuration():
+    """workflow/configs/pieces/*.yaml: every run of the paper configuration in exactly one piece, with
+    the same paths and parameters, so the pieces' archives add up to the whole run."""
+    whole = plan(load(REPO / "workflow/configs/paper.yaml"))
+    seen: dict = {}
+    for piece in sorted((REPO / "workflow/configs/pieces").glob("*.yaml")):
+        for run in plan(load(REPO / "workflow/configs/paper.yaml", piece)).runs:
+            assert run not in seen, f"{run} is in {seen.get(run)} and {piece.name}"
+            seen[run] = piece.name
+    assert set(seen) == set(whole.runs)
+
+
+def test_command_line_switches_read_as_yaml_reads_them():
+    from mkclust.repro.configuration import command_line_values
+    got = command_line_values({"archive_partial": "true", "reference_run": "null", "results_archive": "results/x",
+                               "data_mirror": "None", "data_dir": "null"})
+    assert got == {"archive_partial": True, "reference_run": None, "results_archive": "results/x",
+                   "data_mirror": None, "data_dir": "null"}     # only the switches; a data folder may be named null
+    assert command_line_values({"archive_partial": "no"})["archive_partial"] is False
+    with pytest.raises(ConfigError, match="archive_partial: 'maybe' is not true or false"):
+        command_line_values({"archive_partial": "maybe"})

@@ -1,0 +1,87 @@
+"""The conda environment (envs/mkclust.yaml) must provide what `pip install -e .` does."""
+
+import ast
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+# pip name -> conda-forge name where they differ; snakemake itself runs outside the job env
+CONDA_NAME = {"cvxpy": "cvxpy-base", "matplotlib": "matplotlib-base"}
+NOT_IN_JOB_ENV = {"snakemake"}
+
+
+def _pip_names() -> set[str]:
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    return {re.split(r"[\[<>=!~ ]", d, maxsplit=1)[0].lower() for d in deps}
+
+
+def test_conda_env_matches_pip_dependencies_pinned():
+    env = yaml.safe_load((REPO / "envs/mkclust.yaml").read_text())
+    specs = [d for d in env["dependencies"] if isinstance(d, str)]
+    conda_names = {re.split(r"[<>=!~ ]", d, maxsplit=1)[0].lower() for d in specs}
+    missing = {CONDA_NAME.get(n, n) for n in _pip_names() - NOT_IN_JOB_ENV} - conda_names
+    assert not missing, f"envs/mkclust.yaml lacks {sorted(missing)}"
+    unpinned = [d for d in specs if not re.fullmatch(r"[A-Za-z0-9_.\-]+=[0-9][0-9.]*", d)]
+    assert not unpinned, f"envs/mkclust.yaml: not pinned to one version: {unpinned}"
+    assert "python=3.11" in specs
+
+
+def _imported_modules(paths) -> set[str]:
+    mods = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                mods |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                mods.add(node.module.split(".")[0])
+    return mods - set(sys.stdlib_module_names) - {"mkclust", "__future__"}
+
+
+def test_every_runtime_import_and_solver_is_a_declared_dependency():
+    """What the package and the job scripts import (and the cvxpy solvers the estimators name) is
+    declared in pyproject.toml: SCS, GMMC's solver, and PyYAML were missing or test-only."""
+    from importlib.metadata import packages_distributions
+
+    code = list((REPO / "src/mkclust").rglob("*.py")) + list((REPO / "workflow/scripts").glob("*.py"))
+    dists = packages_distributions()
+    declared = _pip_names()
+    needed = {}
+    for mod in _imported_modules(code) - {"snakemake"}:   # the job scripts' `snakemake` object
+        names = {d.lower() for d in dists.get(mod, [])}
+        assert names, f"{mod} is imported but no installed distribution provides it"
+        needed[mod] = names
+    undeclared = {m: n for m, n in needed.items() if not n & declared}
+    assert not undeclared, f"imported but not in pyproject dependencies: {undeclared}"
+    solvers = set(re.findall(r"cp\.(SCS|CLARABEL|ECOS|OSQP|MOSEK)\b",
+                             "".join(p.read_text() for p in code)))
+    assert solvers and {s.lower() for s in solvers} <= declared, solvers
+
+
+def test_every_rule_uses_the_conda_env():
+    rules = list((REPO / "workflow/rules").glob("*.smk"))
+    assert {p.stem for p in rules} == {"datasets", "kernels", "runs", "aggregate", "figures", "report"}
+    for p in rules:
+        text = p.read_text()
+        assert text.count("script:") == text.count("conda:"), f"{p.name}: a rule without conda:"
+
+
+def test_one_command_reaches_every_tool(capsys):
+    """``mkclust <tool>`` (the console script of pyproject.toml) runs each tool's own main."""
+    import pytest
+    from mkclust.__main__ import TOOLS, main
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"mkclust": "mkclust.__main__:main"}
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert all(t in out for t in TOOLS)
+    assert main(["nope"]) == 2 and "unknown tool 'nope'" in capsys.readouterr().err
+    for tool in TOOLS:
+        with pytest.raises(SystemExit) as exc:
+            main([tool, "--help"])
+        assert exc.value.code == 0 and "usage:" in capsys.readouterr().out
+    assert main(["datasets", "--show", "digits1v7"]) == 0 and '"name": "digits1v7"' in capsys.readouterr().out

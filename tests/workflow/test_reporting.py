@@ -1,0 +1,401 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mkclust.repro.reference import available, load_reference
+from mkclust.repro.reporting import build_table, make_figure, reduce_runs, save_figure, write_table
+
+
+def frame(rows):
+    df = pd.DataFrame(rows)
+    df["dataset_flags"] = ""
+    return df
+
+
+def runs():
+    rows = []
+    for pid, accs, objs in [("kernel=0", [0.6, 0.8], [5.0, 3.0]), ("kernel=1", [0.9, 0.7], [1.0, 2.0])]:
+        for seed, (a, o) in enumerate(zip(accs, objs)):
+            rows.append({"dataset": "digits1v7", "algorithm": "KKM", "param_id": pid, "seed": seed,
+                         "param.kernel": float(pid[-1]), "acc": a, "ri": a / 2, "objective": o})
+    return frame(rows)
+
+
+def test_seed_rules():
+    df = runs()
+    one = df[df.param_id == "kernel=0"]
+    r = reduce_runs(one, ["acc"], seeds="mean", params="only")
+    assert r["acc"][0] == pytest.approx(0.7) and r["acc"][1] == pytest.approx(np.std([0.6, 0.8], ddof=1))
+    b = reduce_runs(one, ["acc"], seeds="best_objective", params="only")
+    assert b["acc"][0] == pytest.approx(0.8) and math.isnan(b["acc"][1])  # objective 3 < 5
+
+
+def test_param_rules():
+    df = runs()
+    m = reduce_runs(df, ["acc"], "mean", "mean")
+    assert m["acc"][0] == pytest.approx(0.75) and not m["oracle"]
+    o = reduce_runs(df, ["acc", "ri"], "best_objective", "best_param_by_metric")
+    assert o["oracle"] and o["chosen"] == "kernel=1" and o["acc"][0] == pytest.approx(0.9)
+    assert o["ri"][0] == pytest.approx(0.45)  # the same chosen run for every metric
+    with pytest.raises(ValueError, match="2 parameter sets"):
+        reduce_runs(df, ["acc"], "mean", "only")
+
+
+def test_best_parameter_per_metric():
+    df = runs()
+    df.loc[df.param_id == "kernel=0", "ri"] = 0.99  # kernel 0 is best by ri, kernel 1 by acc
+    e = reduce_runs(df, ["acc", "ri"], "mean", "best_param_by_metric", select_by="each")
+    assert e["oracle"] and e["acc"][0] == pytest.approx(0.8) and e["ri"][0] == pytest.approx(0.99)
+    assert e["chosen"] == "acc: kernel=1; ri: kernel=0"
+
+
+def test_build_table_with_reference_and_where():
+    df = runs().rename(columns={"acc": "majority_acc"})  # the MKC paper's accuracy
+    spec = {"metrics": ["majority_acc"], "reference": {"paper": "mkc", "table": "table2"},
+            "columns": {"K1": {"algorithm": "KKM", "where": {"kernel": 0}},
+                        "KM": {"algorithm": "KKM", "params": "mean"}}}
+    t = build_table(df, spec)
+    k1 = t[t.column == "K1"].iloc[0]
+    assert k1["value"] == pytest.approx(0.7)
+    assert k1["published"] == pytest.approx(1.0)  # MKC Table 2, digits1v7, K1: 100.00 %
+    assert k1["diff"] == pytest.approx(-0.3)
+    km = t[t.column == "KM"].iloc[0]
+    assert km["published"] == pytest.approx(0.9945)
+
+
+def test_column_from_a_list_of_algorithms():
+    """A column may take each data set's runs from whichever of several labels ran on it (MKC's
+    Table 3: subsets of 500, and of 1000 on mnist01234)."""
+    a = runs()
+    b = runs().assign(dataset="ringnorm", algorithm="KKM-big", acc=lambda d: d["acc"] / 2)
+    t = build_table(pd.concat([a, b]), {"metrics": ["acc"], "params": "mean",
+                                        "columns": {"sub": {"algorithm": ["KKM", "KKM-big"]}}})
+    assert list(t["dataset"]) == ["digits1v7", "ringnorm"]
+    assert t["value"].tolist() == pytest.approx([0.75, 0.375])
+
+
+def test_reference_files():
+    assert "mkc_table2" in available()
+    ref = load_reference("mkc", "table2")
+    assert len(ref) == 144  # 11 data sets x 7 columns x 2 metrics, less 4 blank IterSVR and NC's mnist '-'
+    assert ref["value"].between(0, 1).all()
+    r = load_reference("rmkkm", "table2")
+    assert len(r) == 9 * 12 * 3 and r["value"].between(0, 1).all()
+    cell = r.set_index(["dataset", "column", "metric"])["value"]
+    assert cell[("YALE", "RMKKM", "acc")] == 0.5218 and cell[("TR45", "KKM-b", "nmi")] == 0.5787
+    with pytest.raises(ValueError, match="available"):
+        load_reference("mkc", "table9")
+
+
+def test_write_table(tmp_path):
+    t = build_table(runs(), {"metrics": ["acc", "ri"], "params": "best_param_by_metric"})
+    paths = write_table(t, str(tmp_path / "t"), "title")
+    assert all(__import__("os").path.getsize(p) > 0 for p in paths)
+    md = (tmp_path / "t.md").read_text()
+    assert "| digits1v7 | acc |" in md and "| digits1v7 | ri |" in md and "†" in md
+    assert pd.read_csv(tmp_path / "t.csv").shape[0] == 2
+    assert r"\begin{tabular}" in (tmp_path / "t.tex").read_text()
+    assert not list(tmp_path.glob(".*tmp"))
+
+
+@pytest.mark.parametrize("spec", [
+    {"kind": "bars", "metric": "acc", "columns": {"KKM": {"algorithm": "KKM", "params": "mean"}}},
+    {"kind": "sweep", "algorithm": "KKM", "x": "kernel", "metric": "acc"},
+    {"kind": "sweep", "algorithm": "KKM", "x": "kernel", "metric": "acc",
+     "levels": {"KKM-a": {"algorithm": "KKM", "params": "mean"}}},
+    {"kind": "timing", "x": "n", "loglog": True},
+    {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metric": "acc"},
+    {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metrics": ["acc", "ri"],
+     "datasets": ["digits1v7", "absent"]},
+])
+def test_figures_render(spec, tmp_path):
+    df = runs()
+    df["kernel_name"] = df["param_id"]
+    df["n"] = np.where(df["seed"] == 0, 100, 200)
+    df["cpu_seconds"] = df["n"] / 100.0
+    paths = save_figure(make_figure(df, spec), str(tmp_path / "f"))
+    assert [p[-3:] for p in paths] == ["png", "pdf"]
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
+    with pytest.raises(ValueError, match="figure kind"):
+        make_figure(df, {"kind": "pie"})
+
+
+@pytest.mark.parametrize("spec", [
+    {"kind": "bars", "metric": "acc", "columns": {"KKM": {"algorithm": "KKM", "params": "mean"}}},
+    {"kind": "sweep", "algorithm": "KKM", "x": "kernel", "metric": "acc"},
+    {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metric": "acc"},
+])
+def test_a_long_title_stays_inside_a_narrow_figure(spec):
+    """The ODMC paper configuration's Figure 2 on two data sets (5 inches wide) had its one-line title
+    clipped at the right edge: the title wraps to the figure's width."""
+    title = "ODMC paper Figure 2: average seconds per iteration (mean over the grid and runs) " * 2
+    df = runs()
+    df["kernel_name"] = df["param_id"]
+    fig = make_figure(df, {**spec, "title": title})
+    fig.canvas.draw()
+    box = fig.bbox
+    texts = [t for t in [*(ax.title for ax in fig.axes), fig._suptitle] if t is not None and t.get_text()]
+    assert texts and all(len(line) < len(title) / 2 for t in texts for line in t.get_text().splitlines())
+    renderer = fig.canvas.get_renderer()
+    for t in texts:
+        ext = t.get_window_extent(renderer)
+        assert box.x0 <= ext.x0 and ext.x1 <= box.x1, (ext, box)
+
+
+def test_heatmap_panels_per_metric_and_dataset():
+    df = pd.concat([runs(), runs().assign(dataset="other")], ignore_index=True)
+    spec = {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metrics": ["acc", "ri"]}
+    fig = make_figure(df, {**spec, "datasets": ["other", "digits1v7"]})
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["other: acc", "digits1v7: acc", "other: ri", "digits1v7: ri"]
+    cells = [t.get_text() for t in fig.axes[1].texts]  # digits1v7, acc: mean over the one seed per cell
+    assert sorted(cells) == ["0.60", "0.70", "0.80", "0.90"]
+    with pytest.raises(ValueError, match="no runs of KKM"):
+        make_figure(df, {**spec, "datasets": ["absent"]})
+
+
+def test_markdown_cell_shows_published_value_and_difference(tmp_path):
+    df = runs().rename(columns={"acc": "majority_acc"})
+    spec = {"metrics": ["majority_acc"], "reference": {"paper": "mkc", "table": "table2"},
+            "columns": {"K1": {"algorithm": "KKM", "where": {"kernel": 0}}}}
+    write_table(build_table(df, spec), str(tmp_path / "t"), "t")
+    md = (tmp_path / "t.md").read_text()
+    assert "0.700 ± 0.141 (1.000, -0.300)" in md
+
+
+def test_timing_totals_sum_parameter_sets(tmp_path):
+    rows = []
+    for n in (100, 200):
+        for seed in (0, 1):
+            rows.append({"dataset": "d", "algorithm": "MKC", "param_id": "default", "seed": seed, "n": n,
+                         "cpu_seconds": n / 100})
+            for k in range(3):
+                rows.append({"dataset": "d", "algorithm": "MMC", "param_id": f"kernel={k}", "seed": seed, "n": n,
+                             "cpu_seconds": n / 100 * (k + 1)})
+    from mkclust.repro.reporting.figures import _with_totals
+    df = frame(rows)
+    tot = _with_totals(df, "n", "cpu_seconds", {"MMC (K1+K2+K3)": "MMC"})
+    t = tot[tot["algorithm"] == "MMC (K1+K2+K3)"]
+    assert sorted(t["cpu_seconds"]) == [6.0, 6.0, 12.0, 12.0] and "MMC" not in set(tot["algorithm"])
+    fig = make_figure(df, {"kind": "timing", "x": "n", "loglog": True, "totals": {"MMC (K1+K2+K3)": "MMC"}})
+    assert save_figure(fig, str(tmp_path / "t"))
+
+
+# ------------------------------------------------------------- significance and N/A cells (ODMC Table 2)
+
+def test_paired_outcome_against_scipy():
+    from scipy import stats
+
+    from mkclust.repro.reporting.tables import paired_outcome
+
+    ref = pd.Series([0.80, 0.82, 0.79, 0.81, 0.83], index=range(5))
+    worse = pd.Series([0.70, 0.71, 0.69, 0.72, 0.70], index=range(5))
+    out, p = paired_outcome(ref, worse)
+    assert out == "win" and p == pytest.approx(stats.ttest_rel(ref, worse).pvalue)
+    assert paired_outcome(worse, ref)[0] == "loss"
+    noisy = ref + pd.Series([0.02, -0.03, 0.01, -0.01, 0.005], index=range(5))
+    assert paired_outcome(ref, noisy)[0] == "tie"
+    # a deterministic column (one run) is a constant: a one-sample test of the reference's runs
+    out, p = paired_outcome(ref, pd.Series([0.5], index=[0]))
+    assert out == "win" and p == pytest.approx(stats.ttest_1samp(ref, 0.5).pvalue)
+    assert paired_outcome(ref, ref.copy()) == ("tie", 1.0)
+    # identical non-zero differences: decided by their sign
+    assert paired_outcome(ref, ref - 0.1)[0] == "win"
+
+
+def significance_runs():
+    rows = []
+    rng = np.random.default_rng(0)
+    for ds, gap in [("a", 0.2), ("b", 0.0)]:
+        for seed in range(6):
+            base = 0.6 + 0.01 * rng.normal()
+            for alg, val in [("ODMC", base + gap), ("KM", base)]:
+                rows.append({"dataset": ds, "algorithm": alg, "param_id": "default", "seed": seed, "acc": val,
+                             "ri": val, "objective": 0.0, "status": "ok", "reason": ""})
+        rows.append({"dataset": ds, "algorithm": "GMMC", "param_id": "default", "seed": 0, "acc": math.nan,
+                     "ri": math.nan, "objective": math.nan, "status": "not_finished", "reason": "n = 9 > max_n = 5"})
+    return frame(rows)
+
+
+def test_table_with_win_tie_loss_rows_and_na_cells(tmp_path):
+    spec = {"metrics": ["acc"], "compare": {"against": "ODMC"},
+            "columns": {"KM": {"algorithm": "KM"}, "GMMC": {"algorithm": "GMMC"}, "ODMC": {"algorithm": "ODMC"}}}
+    significance_runs().to_csv(tmp_path / "r.csv", index=False)   # as the workflow reads it back
+    tidy = build_table(pd.read_csv(tmp_path / "r.csv"), spec)
+    vs = tidy.set_index(["dataset", "column"])["vs"]
+    assert vs[("a", "KM")] == "win" and vs[("b", "KM")] == "tie" and vs[("a", "ODMC")] == "reference"
+    gm = tidy[tidy["column"] == "GMMC"]
+    assert gm["value"].isna().all() and (gm["na_reason"] == "n = 9 > max_n = 5").all() and (gm["vs"] == "").all()
+    write_table(tidy, str(tmp_path / "t"), "T")
+    md = (tmp_path / "t.md").read_text()
+    assert "N/A" in md and "•" in md
+    assert "| ODMC: w/t/l | acc | 1/1/0 |" in md  # KM: one win, one tie; GMMC N/A is not counted
+
+
+def test_table_names_the_parameters_derived_from_each_data_set(tmp_path):
+    """A record's derived_params (the imbalanced sets' balance bound) reach the tidy table's
+    ``derived`` column and the legend, per data set; a set with none has none."""
+    rows = []
+    for ds, balance in (("imb", 30.0), ("bal", None)):
+        for seed in (0, 1):
+            row = {"dataset": ds, "algorithm": "IterSVR", "param_id": "C=1", "seed": seed, "acc": 0.9}
+            if balance is not None:
+                row["derived.balance"] = balance
+            rows.append(row)
+    tidy = build_table(frame(rows), {"metrics": ["acc"]})
+    assert dict(zip(tidy["dataset"], tidy["derived"].fillna(""))) == {"imb": "balance=30", "bal": ""}
+    write_table(tidy, str(tmp_path / "t"), "T")
+    assert "Parameters derived from the data set: balance=30 on imb." in (tmp_path / "t.md").read_text()
+
+
+def test_timing_draws_several_columns_each_with_its_slope():
+    rows = [{"dataset": "d", "algorithm": "MKC", "param_id": "default", "seed": 0, "n": n,
+             "cpu_seconds": 0.01 * n, "diag.solve_seconds": 0.5 * n ** 0.5} for n in (100, 400, 1600)]
+    fig = make_figure(frame(rows), {"kind": "timing", "x": "n", "loglog": True,
+                                    "time": {"with kernel PCA": "cpu_seconds", "without": "diag.solve_seconds"}})
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["MKC: with kernel PCA (slope 1.00)", "MKC: without (slope 0.50)"]
+
+
+def test_where_accepts_a_list_of_values():
+    from mkclust.repro.reporting.tables import _where
+
+    df = frame([{"dataset": "d", "algorithm": "MMC", "param_id": f"kernel={k}", "seed": 0, "param.kernel": k,
+                 "acc": k / 10} for k in range(5)])
+    assert sorted(_where(df, {"kernel": [2, 4]})["param.kernel"]) == [2, 4]
+    assert len(_where(df, {"kernel": 3})) == 1
+
+
+def test_gap_causes_join_the_most_specific_row_and_name_unexplained_cells(tmp_path):
+    from mkclust.repro.reporting import attach_causes
+    tidy = pd.DataFrame({"dataset": ["A", "A", "B", "B"], "column": ["X", "Y", "X", "Y"], "metric": "acc",
+                         "value": [0.50, 0.70, 0.80, 0.99], "published": [0.60, 0.60, 0.90, 1.00]})
+    tidy["diff"] = tidy["value"] - tidy["published"]
+    tidy = tidy.assign(std=math.nan, n_runs=1, seeds_rule="mean", params_rule="only", oracle=False, chosen="",
+                       flags="", derived="", na_reason="", vs="", p_value=math.nan)
+    causes = pd.DataFrame([
+        ["p", "t", "*", "X", "*", "setting-open", "any X"],
+        ["p", "t", "B", "X", "acc", "data-differs", "B's X"],
+        ["p", "other", "*", "*", "*", "data-differs", "another table"]],
+        columns=["paper", "table", "dataset", "column", "metric", "cause", "evidence"])
+    out = attach_causes(tidy, "p", "t", causes)
+    assert list(out["cause"]) == ["setting-open", "not-yet-explained", "data-differs", ""]   # B Y: 1 point off
+    assert list(out["evidence"]) == ["any X", "", "B's X", ""]
+    write_table(out, str(tmp_path / "t"), "T")
+    md = (tmp_path / "t.md").read_text()
+    assert "3 of 4 with a published value" in md and "*not-yet-explained*" in md and "A Y acc (+0.100)" in md
+
+
+def test_every_gap_cause_names_a_cell_of_a_paper_table():
+    """Each row of causes.tsv names a table of the paper configuration with a reference, one of its
+    columns (or *), a metric it reports (or *) and a data set of its experiment (or *)."""
+    from pathlib import Path
+    from mkclust.repro.reference import load_causes
+    from mkclust.repro.configuration import load
+    cfg = load(Path(__file__).parents[2] / "workflow/configs/paper.yaml")
+    tables = {}
+    for exp in cfg["experiments"].values():
+        for name, spec in (exp.get("tables") or {}).items():
+            if spec.get("reference"):
+                tables[(exp["paper"], name)] = (spec, set(exp["datasets"]))
+    causes = load_causes()
+    assert len(causes) > 0
+    for r in causes.itertuples():
+        assert (r.paper, r.table) in tables, (r.paper, r.table)
+        spec, datasets = tables[(r.paper, r.table)]
+        assert r.dataset == "*" or r.dataset in set(spec.get("datasets") or datasets), r
+        assert r.column == "*" or r.column in spec["columns"], r
+        assert r.metric == "*" or r.metric in spec["metrics"], r
+        assert r.evidence.strip(), r
+
+
+def test_standard_error_of_a_cell_follows_its_seed_and_parameter_rules():
+    df = runs()
+    one = reduce_runs(df[df.param_id == "kernel=0"], ["acc"], "mean", "only")
+    assert one["se"]["acc"] == pytest.approx(np.std([0.6, 0.8], ddof=1) / math.sqrt(2))
+    grid = reduce_runs(df, ["acc"], "mean", "mean")   # a mean of two independent means
+    se0, se1 = np.std([0.6, 0.8], ddof=1) / math.sqrt(2), np.std([0.9, 0.7], ddof=1) / math.sqrt(2)
+    assert grid["se"]["acc"] == pytest.approx(math.sqrt(se0 ** 2 + se1 ** 2) / 2)
+    assert math.isnan(reduce_runs(df, ["acc"], "best_objective", "best_param_by_metric")["se"]["acc"])
+
+
+def _twenty_seeds(shift=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for alg in ("KKM", "RKKM"):
+        for s in range(20):
+            a = 0.6 + 0.05 * rng.standard_normal() + shift
+            rows.append({"dataset": "YALE", "algorithm": alg, "param_id": "default", "seed": s, "acc": a,
+                         "objective": 10 - a})
+    return frame(rows)
+
+
+def test_a_run_is_compared_with_a_reference_run_cell_by_cell(tmp_path):
+    from mkclust.repro.reporting.reference_run import compare_with_reference, reference_counts, reference_line
+    spec = {"metrics": ["acc"], "columns": {"KKM": {"algorithm": "KKM"},
+                                            "RKKM-best": {"algorithm": "RKKM", "seeds": "best_objective"}}}
+    ours = build_table(_twenty_seeds(), spec)
+    same = compare_with_reference(ours, build_table(_twenty_seeds(), spec))
+    assert list(same["reference_state"]) == ["identical", "identical"] and (same["reference_diff"] == 0).all()
+
+    other = build_table(_twenty_seeds(seed=1), spec)          # other seeds: the mean moves by noise only
+    noisy = compare_with_reference(ours, other).set_index("column")
+    se = ours.set_index("column").loc["KKM", "se"]
+    assert 0 < abs(noisy.loc["KKM", "reference_diff"]) <= noisy.loc["KKM", "reference_limit"]
+    assert noisy.loc["KKM", "reference_limit"] == pytest.approx(2 * math.sqrt(se ** 2 + other.loc[0, "se"] ** 2))
+    assert noisy.loc["KKM", "reference_state"] == "within noise"
+    assert noisy.loc["RKKM-best", "reference_limit"] == 0      # one run: no seed noise, must be identical
+    assert noisy.loc["RKKM-best", "reference_state"] == "differs"
+
+    shifted = compare_with_reference(ours, build_table(_twenty_seeds(shift=0.1), spec)).set_index("column")
+    assert shifted.loc["KKM", "reference_state"] == "differs"   # 0.1 is about 6 standard errors
+    assert shifted.loc["KKM", "reference_diff"] == pytest.approx(-0.1)
+
+    part = compare_with_reference(ours, build_table(_twenty_seeds()[lambda d: d.algorithm == "KKM"], spec))
+    assert list(part["reference_state"]) == ["identical", ""]    # a cell the reference does not hold
+
+    counts = reference_counts({"t": shifted.reset_index()})
+    assert counts["compared"] == 2 and counts["differs"] == 2 and counts["identical"] == 0
+    assert counts["differing"][0].startswith("t YALE KKM acc: ")
+    assert "2 of 2 cells differ" in reference_line(counts, "results/x")
+
+    write_table(shifted.reset_index(), str(tmp_path / "t"), "t")
+    md = (tmp_path / "t.md").read_text()
+    assert f"[ref {shifted.loc['KKM', 'reference']:.3f} ≠]" in md and "the reference run's value" in md
+    write_table(same, str(tmp_path / "s"), "s")
+    assert "[ref =]" in (tmp_path / "s.md").read_text()
+
+
+def test_a_gap_within_the_noise_of_two_means_of_runs_is_seed_noise():
+    from mkclust.repro.reporting import attach_causes
+    tidy = pd.DataFrame({"dataset": ["A", "A", "A", "B"], "column": ["X", "X", "Y", "X"],
+                         "metric": ["acc", "nmi", "acc", "acc"], "value": [0.63, 0.70, 0.63, 0.63],
+                         "published": [0.60, 0.60, 0.60, 0.60], "se": [0.011, 0.011, 0.011, 0.01]})
+    tidy["diff"] = tidy["value"] - tidy["published"]
+    causes = pd.DataFrame([["p", "t", "B", "X", "*", "data-differs", "B differs"]],
+                          columns=["paper", "table", "dataset", "column", "metric", "cause", "evidence"])
+    plain = attach_causes(tidy, "p", "t", causes)
+    assert list(plain["cause"]) == ["not-yet-explained"] * 3 + ["data-differs"]
+    out = attach_causes(tidy, "p", "t", causes, mean_of_runs=True)
+    # 0.03 <= 2 sqrt(2) 0.011 = 0.0311: noise; 0.10 is not; a named cause stays
+    assert list(out["cause"]) == ["seed-noise", "not-yet-explained", "seed-noise", "data-differs"]
+    assert "acc 0.630 against 0.600 (+0.030; two standard errors of the difference 0.031)" in out.loc[0, "evidence"]
+    assert "nmi" not in out.loc[0, "evidence"]
+    only_y = attach_causes(tidy, "p", "t", causes, mean_of_runs=["Y"])
+    assert list(only_y["cause"]) == ["not-yet-explained", "not-yet-explained", "seed-noise", "data-differs"]
+
+
+def test_a_gap_beyond_the_noise_keeps_its_row_and_gets_its_numbers():
+    from mkclust.repro.reporting import attach_causes
+    tidy = pd.DataFrame({"dataset": ["A"], "column": ["X"], "metric": ["acc"], "value": [0.70], "published": [0.60],
+                         "se": [0.011]})
+    tidy["diff"] = tidy["value"] - tidy["published"]
+    causes = pd.DataFrame([["p", "t", "*", "X", "*", "not-yet-explained", "tried: the authors' start"]],
+                          columns=["paper", "table", "dataset", "column", "metric", "cause", "evidence"])
+    out = attach_causes(tidy, "p", "t", causes, mean_of_runs=True)
+    assert out.loc[0, "cause"] == "not-yet-explained"
+    assert out.loc[0, "evidence"] == ("acc 0.700 against 0.600 (+0.100), beyond two standard errors of the difference "
+                                      "of two means over random starts (0.031); tried: the authors' start")

@@ -1,0 +1,82 @@
+"""The runner and the planner on the library: run groups fitted in one batch as the estimators'
+own ``fit_batch``, the raw files a plan will download, the schema's preprocessing list."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mkclust import kernels
+from mkclust.algorithms import GMMC, ODMC
+from mkclust.datasets import download as dl
+from mkclust.kernels import KernelBank
+from mkclust.repro.inputs import make_bank, make_dataset
+from mkclust.repro.planning import Run, plan
+from mkclust.repro.runner import run_group
+
+
+def test_run_group_solves_a_gmmc_c_path_in_one_batch(tmp_path):
+    """The workflow's runner hands every C of a GMMC group to fit_batch (none is fitted alone first),
+    so the records equal the batch's; an SDP that did not finish is an N/A record with its reason."""
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 40}})
+    ds.save(tmp_path / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
+    K = KernelBank.load(tmp_path / "bank.npz").kernel(1)
+
+    def runs(**fixed):
+        return [Run("e", "GMMC", "gmmc", "ds", "b", json.dumps({"kernel": 1, "C": C, **fixed}), 0, batch="C")
+                for C in (1, 10, 100)]
+
+    recs = run_group(runs(), tmp_path / "ds.npz", tmp_path / "bank.npz")
+    batch = GMMC.fit_batch([GMMC(C=C) for C in (1, 10, 100)], K)
+    assert [r["labels"] for r in recs] == [e.labels_.tolist() for e in batch]
+    assert [r["n_iter"] for r in recs] == [e.n_iter_ for e in batch]
+    assert {r["status"] for r in recs} == {"ok"}
+    declined = run_group(runs(max_n=30), tmp_path / "ds.npz", tmp_path / "bank.npz")
+    assert [r["status"] for r in declined] == ["not_finished"] * 3
+    assert all("n = 40 > max_n = 30" in r["reason"] and r["labels"] == [] for r in declined)
+
+
+def test_run_group_fits_odmc_runs_in_one_batch(tmp_path):
+    """The workflow's runner: the first run of an input is fitted alone (its seconds per iteration
+    are one fit's, the ODMC paper's Figure 2), the rest in one batch; records equal separate fits."""
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 90}})
+    ds.save(tmp_path / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
+    runs = [Run("e", "ODMC", "odmc", "ds", "b", json.dumps({"kernel": 1, "lam": lam, "max_iter": 400}), seed,
+                batch="lam") for lam in (1, 100) for seed in (0, 1)]
+    recs = run_group(runs, tmp_path / "ds.npz", tmp_path / "bank.npz")
+    K = KernelBank.load(tmp_path / "bank.npz").kernel(1)
+    for run, rec in zip(runs, recs):
+        p = json.loads(run.params_json)
+        alone = ODMC(lam=p["lam"], max_iter=400, random_state=run.seed).fit(K)
+        assert rec["labels"] == alone.labels_.tolist()
+        assert rec["objective"] == pytest.approx(alone.objective_, rel=1e-9)
+    sizes = [rec["diagnostics"]["batch_size_"] for rec in recs]
+    assert sizes == [1, 3, 3, 3]
+    assert recs[0]["diagnostics"]["seconds_per_iteration_"] > 0
+    assert all(rec["diagnostics"]["seconds_per_iteration_"] is None for rec in recs[1:])
+    assert recs[1]["fit_seconds"] == recs[2]["fit_seconds"] > 0
+
+
+def test_the_plan_names_the_raw_files_a_run_will_download(tmp_path, monkeypatch):
+    monkeypatch.delenv(dl.MIRROR_ENV, raising=False)
+    config = {"data_dir": str(tmp_path / "data"), "experiments": {"e": {
+        "paper": "p", "datasets": ["colic", "digits1v7"], "seeds": [0],
+        "algorithms": {"KM": {"algorithm": "km"}}}}}
+    p = plan(config)
+    assert p.missing_raw_files() == {"colic": ["colic/colic.arff"]}     # digits1v7 is embedded
+    mirror = tmp_path / "mirror" / "colic"
+    mirror.mkdir(parents=True)
+    (mirror / "colic.arff").write_text("x")
+    assert p.missing_raw_files(mirror=tmp_path / "mirror") == {}
+    (tmp_path / "data" / "processed").mkdir(parents=True)
+    (tmp_path / "data" / "processed" / "colic.npz").write_text("built")
+    assert p.missing_raw_files() == {}                                   # built already: nothing to fetch
+
+
+def test_config_schema_lists_every_preprocessing():
+    schema = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml").read_text())
+    enum = schema["properties"]["kernel_banks"]["additionalProperties"]["properties"]["preprocess"]["enum"]
+    assert sorted(enum) == sorted(kernels.PREPROCESS)

@@ -1,0 +1,350 @@
+"""End-to-end tests of the Snakemake workflow on tests/configs/tiny.yaml, each in a temporary
+working directory (``snakemake --directory``)."""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+pytestmark = pytest.mark.workflow
+
+from _wf import REPO, TINY, new_workdir, smk, smk_cmd  # noqa: F401
+
+def mtimes(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def done(tiny_local):
+    return tiny_local[0]
+
+
+def test_tables_and_figures_written(done):
+    t = pd.read_csv(done / "figures/tinypaper/table2.csv")
+    # 2 datasets x 4 columns x 2 metrics
+    assert len(t) == 16
+    assert set(t["column"]) == {"KM", "KKM-K1", "KKM-a", "NC"}
+    assert t.loc[t["column"] == "NC", "oracle"].all()
+    pub = t[(t["dataset"] == "digits1v7") & (t["column"] == "KM") & (t["metric"] == "majority_acc")]["published"]
+    assert pub.iloc[0] == pytest.approx(0.9945)
+    md = (done / "figures/tinypaper/table2.md").read_text()
+    assert "| digits1v7 |" in md and "| ringnorm_200 |" in md
+    assert (done / "figures/tinypaper/table2.tex").stat().st_size > 0
+    for f in ("bars", "sweep", "timing"):
+        assert (done / f"figures/tinypaper/{f}.png").read_bytes()[:4] == b"\x89PNG"
+        assert (done / f"figures/tinypaper/{f}.pdf").read_bytes()[:4] == b"%PDF"
+    res = pd.read_csv(done / "data/results/tiny.csv")
+    assert len(res) == 4 + 8 + 4 + 2  # KM, KKM, NC, MKC and MKC-subset runs
+    assert res["acc"].between(0, 1).all()
+
+
+def test_mkc_table3_subset_and_timing_totals(done):
+    # a table's own datasets; fit_subset labels every sample of the set from a model fitted on 100
+    t = pd.read_csv(done / "figures/tinypaper/table3.csv")
+    assert set(t["dataset"]) == {"ringnorm_200"} and set(t["column"]) == {"whole", "subset"}
+    sub = json.loads(next((done / "data/runs/tiny/MKC-subset").rglob("*.json")).read_text())[0]
+    assert len(sub["labels"]) == 200 and sub["params"]["fit_subset"] == 100
+    assert sum(sub["cluster_sizes"]) == 200 and "objective_at_true_labels" not in sub["diagnostics"]
+    whole = json.loads(next((done / "data/runs/tiny/MKC").rglob("*.json")).read_text())[0]
+    assert whole["cluster_sizes"] == np.bincount(whole["labels"], minlength=2).tolist()
+    d = whole["diagnostics"]  # the MKC objective at its own labels and at the true ones
+    assert d["objective_at_labels"] > 0 and d["objective_at_true_labels"] > 0
+    assert pd.read_csv(done / "data/results/tiny.csv")["min_cluster_size"].min() > 0
+    res = pd.read_csv(done / "data/results/tiny_timing.csv")
+    mmc = res[res["algorithm"] == "MMC"]
+    assert len(mmc) == 12 and set(mmc["param.kernel"]) == {0, 1, 2}  # 3 kernels x 2 sets x 2 seeds
+    assert (res.loc[res["algorithm"] == "MKC", "diag.avg_cccp_iterations"] >= 1).all()
+    for f in ("mkc_vs_mmc", "cccp"):
+        assert (done / f"figures/tinypaper/{f}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_rmkkm_table_and_gamma_figure(done):
+    t = pd.read_csv(done / "figures/tinypaper/rmkkm_table.csv")
+    assert set(t["column"]) == {"KKM-b", "KKM-a", "RKKM-ew", "MKKM", "AASC", "RMKKM"}
+    assert set(t["metric"]) == {"acc", "nmi", "purity"} and (t["seeds_rule"] == "best_objective").all()
+    assert t.loc[t["column"] == "KKM-b", "oracle"].all() and not t.loc[t["column"] == "RMKKM", "oracle"].any()
+    recs = [r for p in (done / "data/runs/tiny_rmkkm/RMKKM").rglob("*.json") for r in json.loads(p.read_text())]
+    assert len(recs) == 4
+    for r in recs:
+        w, g = np.array(r["kernel_weights"]), r["params"]["gamma"]
+        assert (w**g).sum() == pytest.approx(1.0)
+        assert max(r["diagnostics"]["sample_weights_"]) == pytest.approx(1.0)
+    assert (done / "figures/tinypaper/gamma.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_gumkl_outputs(done):
+    t = pd.read_csv(done / "figures/tinypaper/gumkl_nmi.csv")
+    assert set(t["column"]) == {"p=1", "p=inf"} and t["value"].between(0, 1).all()
+    res = pd.read_csv(done / "data/results/tiny_gumkl.csv")
+    assert len(res) == 6 and json.loads(res["kernel_name"].iloc[0])[0].startswith("linear(")
+    w1 = json.loads(res[(res["param.p"] == 1) & res["param.refine"]]["kernel_weights"].iloc[0])
+    assert sorted(w1) == [0, 0, 0, 1]  # p = 1: the single best kernel
+    for f in ("gumkl_p", "gumkl_w"):
+        assert (done / f"figures/tinypaper/{f}.pdf").read_bytes()[:4] == b"%PDF"
+
+
+def test_scmk_outputs_batches_and_reuse(done):
+    # batch: every kernel of SCSK's grid (and every (alpha, beta) of SCMK's) in one records file
+    files = sorted(p.name for p in (done / "data/runs/tiny_scmk").rglob("*.json"))
+    assert files == ["alpha=0.001+kernel=each+max_iter=12.json", "alpha=each+beta=each+max_iter=12.json"]
+    scsk = json.loads(next((done / "data/runs/tiny_scmk/SCSK").rglob("*.json")).read_text())
+    assert [r["params"]["kernel"] for r in scsk] == [0, 1, 2]
+    assert len({r["param_id"] for r in scsk}) == 3
+    res = pd.read_csv(done / "data/results/tiny_scmk.csv")
+    assert len(res) == 5 and set(res["algorithm"]) == {"SCSK", "SCMK"}
+    for w in res.loc[res["algorithm"] == "SCMK", "kernel_weights"]:
+        assert np.sqrt(json.loads(w)).sum() == pytest.approx(1.0)
+    # reuse: the table's KKM and RMKKM columns come from tiny_rmkkm's results, with no new runs
+    t = pd.read_csv(done / "figures/tinypaper/scmk_table.csv")
+    assert set(t["column"]) == {"KKM", "SCSK", "SCSK-a", "RMKKM", "SCMK"} and t["value"].between(0, 1).all()
+    assert not (done / "data/runs/tiny_scmk/KKM").exists()
+    rm = pd.read_csv(done / "data/results/tiny_rmkkm.csv")
+    kkm_best = rm[rm["algorithm"] == "KKM"].groupby("param_id")["acc"].mean().max()
+    assert t[(t["column"] == "KKM") & (t["metric"] == "acc")]["value"].iloc[0] == pytest.approx(kkm_best)
+    assert (done / "figures/tinypaper/scmk_heat.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_run_records_timing_and_logs(done):
+    groups = list((done / "data/runs/tiny_timing/KKM").rglob("*.json"))
+    assert len(groups) == 2  # one records file per data set, each holding its two seeds
+    recs = [r for p in groups for r in json.loads(p.read_text())]
+    assert len(recs) == 4 and sorted(r["seed"] for r in recs) == [0, 0, 1, 1]
+    for r in recs:
+        assert r["threads"] == 1 and r["timing"] is True
+        assert r["blas_threads"] == 1  # BLAS pinned inside the job, measured by threadpoolctl
+        assert r["fit_seconds"] > 0 and r["cpu_seconds"] > 0
+    logs = list((done / "data/logs/runs/tiny/KKM").rglob("*.log"))
+    assert logs and all("KernelKMeans restart" in p.read_text() for p in logs)
+    assert any("objective" in p.read_text() and "iteration" in p.read_text() for p in logs)
+    assert list((done / "data/benchmarks/runs").rglob("*.tsv"))  # Snakemake's benchmark files kept too
+
+
+def test_banks_protected_and_loadable(done):
+    from mkclust.kernels import KernelBank
+
+    banks = list((done / "data/kernels").rglob("*.npz"))
+    assert len(banks) == 8  # mkc3 on 3 data sets, mkc3_r10 on 2, widths on 2, views on 1
+    for b in banks:
+        assert not b.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH), f"{b} is writable"
+        K = KernelBank.load(b).gram()
+        assert np.isfinite(K).all()
+
+
+def test_second_run_has_nothing_to_do(done):
+    p = smk(done, "-n")
+    assert "Nothing to be done" in p.stdout + p.stderr
+
+
+def _reversed(value, ordered=False):
+    """Every mapping's keys in reverse order, except those whose order is their meaning."""
+    from mkclust.repro.configuration import ORDERED
+    if isinstance(value, dict):
+        items = list(value.items()) if ordered else list(value.items())[::-1]
+        return {k: _reversed(v, k in ORDERED) for k, v in items}
+    return [_reversed(v) for v in value] if isinstance(value, list) else value
+
+
+def test_a_configuration_with_its_keys_in_another_order_changes_no_job(done):
+    """The same configuration written with every mapping's keys reversed (data sets, banks, their
+    options, algorithms, params, grids, table specs) reran 22 jobs, two protected kernel banks among
+    them ("Params have changed")."""
+    original = (done / "config.yaml").read_text()
+    cfg = yaml.safe_load(original)
+    (done / "config.yaml").write_text(yaml.safe_dump(_reversed(cfg), sort_keys=False))
+    try:
+        assert (done / "config.yaml").read_text() != original
+        p = smk(done, "-n")
+        assert "Nothing to be done" in p.stdout + p.stderr, p.stdout[-3000:]
+    finally:
+        (done / "config.yaml").write_text(original)
+
+
+def test_parameter_change_reruns_only_affected(done):
+    before = mtimes(done / "data")
+    cfg = yaml.safe_load((done / "config.yaml").read_text())
+    cfg["experiments"]["tiny"]["algorithms"]["KKM"]["params"]["n_init"] = 3
+    (done / "config.yaml").write_text(yaml.safe_dump(cfg))
+    smk(done)
+    after = mtimes(done / "data")
+    changed = {k for k in after if before.get(k) != after[k]}
+    new_runs = {k for k in changed if k.startswith("runs/") and k.endswith(".json")}
+    assert len(new_runs) == 4 and all("/KKM/" in k and "n_init=3" in k for k in new_runs)  # 2 kernels x 2 sets
+    assert not any(k.startswith(("kernels/", "processed/")) for k in changed)
+    assert "results/tiny.csv" in changed and "results/tiny_timing.csv" not in changed
+    res = pd.read_csv(done / "data/results/tiny.csv")
+    assert set(res.loc[res["algorithm"] == "KKM", "param.n_init"]) == {3}
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(done, "-n"))
+
+
+def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
+    wd = new_workdir(tmp_path_factory, "kill")
+    proc = subprocess.Popen(smk_cmd(wd, "--cores", "1"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and not list((wd / "data/logs/runs").rglob("*.log")):
+            assert proc.poll() is None, "workflow ended before a run job started"
+            time.sleep(0.2)
+        time.sleep(1.0)  # inside a run job
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done_runs = list((wd / "data/runs").rglob("*.json"))
+    for p in done_runs:
+        assert all("metrics" in r for r in json.loads(p.read_text()))  # complete, never truncated
+    assert len(done_runs) < 34
+    # a killed Snakemake keeps its lock: the documented recovery is --unlock, then --rerun-incomplete
+    smk(wd, "--unlock")
+    smk(wd, "--rerun-incomplete")
+    assert (wd / "figures/tinypaper/table2.csv").exists()
+    # groups: KM 2, KKM 4, NC 4, MKC 2, timing 2 + 4, rmkkm 8, gumkl 6, scmk 2
+    assert len(list((wd / "data/runs").rglob("*.json"))) == 34
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(wd, "-n"))
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda c: c.update(colour="red"),
+     "config: (top level): Additional properties are not allowed ('colour' was unexpected)"),
+    (lambda c: c["experiments"]["tiny"].update(seeds="abc"),
+     "config: experiments.tiny.seeds: 'abc' is not of type 'array'"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"].update(parms={}),
+     "config: experiments.tiny.algorithms.KKM: Additional properties are not allowed ('parms' was unexpected)"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"].update(X={"algorithm": "nope"}), "unknown algorithm 'nope'"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(n_init=0),
+     "config: experiments.tiny.algorithms.KKM: The 'n_init' parameter of KernelKMeans must be an int in the range "
+     "[1, inf). Got 0 instead."),
+])
+def test_bad_config_stops_before_any_rule(tmp_path_factory, mutate, message):
+    """Before any job, in a few lines: a schema error printed 300-650 lines (jsonschema's dump of the
+    schema and the instance), and a wrong parameter value passed the dry run."""
+    cfg = yaml.safe_load(TINY.read_text())
+    mutate(cfg)
+    wd = new_workdir(tmp_path_factory, "bad", cfg)
+    p = smk(wd, "-n", check=False)
+    assert p.returncode != 0
+    assert message in p.stdout + p.stderr
+    assert len((p.stdout + p.stderr).strip().splitlines()) <= 6, p.stdout + p.stderr
+    assert not (wd / "data").exists()
+
+
+def test_a_target_no_experiment_uses_is_named(tmp_path_factory):
+    """data/processed/<set>.npz of a set no experiment uses gave a KeyError traceback."""
+    wd = new_workdir(tmp_path_factory, "unused")
+    p = smk(wd, "-n", "data/processed/wine.npz", check=False)
+    assert p.returncode != 0
+    assert "data set 'wine' is not used by any experiment of this configuration" in p.stdout + p.stderr
+
+
+MIRROR = Path(os.environ.get("MKCLUST_DATA_MIRROR") or REPO.parent / "shared" / "datasets")
+
+
+@pytest.mark.skipif(not (MIRROR / "MANIFEST.tsv").is_file(), reason=f"no data mirror at {MIRROR}")
+def test_mirrored_dataset_through_the_workflow_with_its_flag(tmp_path_factory):
+    """A downloadable set read from data_mirror (nothing copied into data/raw); its paper flag reaches
+    the table and the dataset log."""
+    config = {
+        "data_mirror": str(MIRROR),
+        "datasets": {"echocardiogram": {}, "hepatitis": {}},
+        "experiments": {"mirrored": {
+            "paper": "odmc", "datasets": ["echocardiogram", "hepatitis"], "seeds": [0],
+            "algorithms": {"KM": {"algorithm": "km", "params": {"n_init": 1}}},
+            "tables": {"t": {"metrics": ["acc"], "columns": {"KM": {"algorithm": "KM"}}}}}},
+    }
+    wd = new_workdir(tmp_path_factory, "mirrored", config)
+    smk(wd)
+    md = (wd / "figures/odmc/t.md").read_text()
+    assert "| echocardiogram [n=69 (odmc: 62)] |" in md and "| hepatitis |" in md
+    meta = json.loads(str(np.load(wd / "data/processed/hepatitis.npz")["meta"]))
+    assert meta["raw_files"][0]["obtained_from"] == "mirror" and meta["n"] == 80
+    assert not (wd / "data/raw").exists()
+    log = (wd / "data/logs/dataset/echocardiogram.log").read_text()
+    assert "differs from the paper: n=69 (odmc: 62)" in log
+
+
+def _report_entries(html: str) -> tuple[dict, dict]:
+    """The results (path -> entry with its caption) and categories of a Snakemake report."""
+    start = html.index('results = {"')
+    results = json.loads(html[start + len("results = "): html.index("\n", start)].rstrip().rstrip(";"))
+    start = html.index('categories = {"')
+    categories = json.loads(html[start + len("categories = "): html.index("\n", start)].rstrip().rstrip(";"))
+    return results, categories
+
+
+def test_report_holds_every_table_and_figure_with_a_caption(done, tmp_path):
+    out = tmp_path / "report.html"
+    smk(done, "--report", str(out), cores=None)
+    results, categories = _report_entries(out.read_text())
+    figs = done / "figures"
+    tables = sorted(str(p.relative_to(done).with_suffix(".html")) for p in figs.rglob("*.tex"))
+    figures = sorted(str(p.relative_to(done).with_suffix(".png")) for p in figs.rglob("*.pdf"))
+    assert tables and figures
+    for path in tables + figures + ["figures/tinypaper/verdict.html", "figures/tinypaper/verdict.png",
+                                    "figures/run_summary.html"]:
+        assert path in results, path
+        assert len(results[path]["caption"]) > 40, path   # a caption, not an empty paragraph
+    t2 = results["figures/tinypaper/table2.html"]["caption"]
+    assert "tiny table" in t2 and "NC: mean over seeds, the best parameter set" in t2 and "oracle" in t2
+    assert sorted(categories["tinypaper"]["Tables"]) == tables
+    assert sorted(categories["tinypaper"]["Figures"]) == figures
+    assert set(categories["tinypaper"]["Verdict"]) == {"figures/tinypaper/verdict.html",
+                                                       "figures/tinypaper/verdict.png"}
+    assert categories["Run"]
+    # the landing page includes the run summary: the commit line and every experiment
+    assert ("Total fit CPU time" in out.read_text()
+            or "Total fit CPU time" in results["figures/run_summary.html"]["caption"])
+
+
+def test_verdict_pages_and_a_readable_console(done):
+    v = pd.read_csv(done / "figures/tinypaper/verdict.csv")
+    experiments = yaml.safe_load((done / "config.yaml").read_text())["experiments"]
+    assert list(v["claim"]) == [c["claim"] for e in experiments.values() for c in e.get("claims", [])]
+    assert set(v["status"]) <= {"holds", "does not hold", "not evaluated"}
+    assert (v["cases"] > 0).all()
+    md = (done / "figures/tinypaper/verdict.md").read_text()
+    assert "claims hold on our runs" in md and "Cells more than 2 points" in md
+    assert (done / "figures/tinypaper/verdict.png").read_bytes()[:4] == b"\x89PNG"
+    summary = json.loads((done / "figures/run_summary.json").read_text())
+    assert summary["runs"] == sum(len(pd.read_csv(p)) for p in (done / "data/results").glob("*.csv"))
+    assert summary["versions"]["numpy"] == np.__version__
+    err = (done / "run.stderr").read_text()
+    assert err and not [line for line in err.splitlines() if " DEBUG " in line]
+
+
+def test_the_dry_run_says_which_raw_files_it_will_download(tmp_path_factory):
+    """A paper-configuration dry run without a mirror did not say that 58 data set jobs needed downloads."""
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["experiments"]["tiny"]["datasets"].append("colic")
+    cfg["experiments"]["tiny"]["algorithms"]["KM"]["datasets"] = ["digits1v7", "ringnorm_200", "colic"]
+    for label in ("KKM", "NC", "MKC", "MKC-subset"):
+        cfg["experiments"]["tiny"]["algorithms"][label]["datasets"] = ["ringnorm_200"]
+    wd = new_workdir(tmp_path_factory, "raw", cfg)
+    env = {k: v for k, v in os.environ.items() if k != "MKCLUST_DATA_MIRROR"}
+    p = smk(wd, "-n", env=env)
+    assert ("mkclust: 1 raw file(s) of 1 data set(s) are not local (colic): their dataset jobs will download them "
+            "into data/raw/<path>") in p.stderr
+
+
+def test_every_job_script_imports_this_checkouts_package():
+    """Snakemake gives a script its folder as written in the rule, ``<checkout>/workflow/rules/../scripts``:
+    each script puts ``<checkout>/src`` first on sys.path from it, so a job runs this checkout's code
+    even where another copy of mkclust is installed (the lexical parent of that path was
+    ``workflow/rules``, and every job silently imported the installed package)."""
+    import ast
+    from types import SimpleNamespace
+
+    scripts = sorted((REPO / "workflow" / "scripts").glob("*.py"))
+    assert len(scripts) >= 8
+    for script in scripts:
+        line = next(ln for ln in script.read_text().splitlines() if ln.startswith("sys.path.insert(0,"))
+        expr = ast.parse(line).body[0].value.args[1]
+        fake = SimpleNamespace(scriptdir=str(REPO / "workflow" / "rules" / ".." / "scripts"))
+        got = eval(compile(ast.Expression(expr), str(script), "eval"), {"Path": Path, "str": str, "snakemake": fake})
+        assert Path(got) == REPO / "src", f"{script.name} puts {got} on sys.path"
