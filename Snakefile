@@ -7,12 +7,24 @@ from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
+
+
+def refuse(message: str):
+    """Stop before any job with the message alone (a configuration error needs no traceback)."""
+    sys.exit(f"mkclust: {message}")
+
+
 # the workflow always uses this checkout's package, installed or not
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 # The default run is config.yaml. A --configfile replaces it (instead of being deep-merged into it,
 # which would mix the default experiments into every other configuration).
 if not workflow.overwrite_configfiles:
+    from mkclust.repro.configuration import read_yaml
+    try:   # Snakemake's own message for a YAML error names neither line nor column
+        read_yaml(Path(workflow.basedir) / "config.yaml")
+    except ValueError as exc:
+        refuse(f"config: {exc}")
     configfile: str(Path(workflow.basedir) / "config.yaml")
 
 from mkclust.repro.configuration import command_line_values, resolve, schema_errors
@@ -22,7 +34,7 @@ from mkclust.repro.planning import ConfigError, plan
 try:
     _resolved = resolve(command_line_values(config), Path(workflow.basedir) / "workflow/protocols")
 except ConfigError as exc:
-    raise ValueError(f"config: {exc}") from None
+    refuse(f"config: {exc}")
 config.clear()
 config.update(_resolved)
 
@@ -30,14 +42,14 @@ _SCHEMA = str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
 try:
     validate(config, _SCHEMA)
 except Exception:   # jsonschema's message is the whole schema and instance: one line per violation instead
-    raise ValueError("config: " + "; ".join(schema_errors(config, _SCHEMA))) from None
+    refuse("config: " + "; ".join(schema_errors(config, _SCHEMA)))
 from mkclust.repro.captions import figure_caption, paper_name, table_caption, verdict_caption
 import mkclust.repro.resources as RES
 
 try:
     PLAN = plan(config)
 except ConfigError as exc:
-    raise ValueError(f"config: {exc}") from None
+    refuse(f"config: {exc}")
 
 # before any job: the raw files the run will have to download (none when a mirror or data/raw has them)
 _MISSING = PLAN.missing_raw_files(config.get("data_mirror"))
@@ -59,11 +71,11 @@ if ARCHIVE:
     try:
         LEFT_OUT = [group_name(g) for g in missing_groups(PLAN, ARCHIVE)]
     except ValueError as exc:
-        raise ValueError(f"results_archive: {exc}") from None
+        refuse(f"results_archive: {exc}")
     if LEFT_OUT and not config.get("archive_partial"):
-        raise ValueError(f"results_archive: {len(LEFT_OUT)} run group(s) of this configuration are not in {ARCHIVE}: "
-                         + ", ".join(LEFT_OUT[:8]) + (" ..." if len(LEFT_OUT) > 8 else "")
-                         + " (mkclust archive missing --list; or --config archive_partial=true leaves them out)")
+        refuse(f"results_archive: {len(LEFT_OUT)} run group(s) of this configuration are not in {ARCHIVE}: "
+               + ", ".join(LEFT_OUT[:8]) + (" ..." if len(LEFT_OUT) > 8 else "")
+               + " (mkclust archive missing --list; or --config archive_partial=true leaves them out)")
 
 # reference_run: results/paper (set in workflow/configs/paper.yaml): an archive of this project's own
 # run of the configuration; every table cell it also holds shows its value beside ours, and the
@@ -82,12 +94,17 @@ if config.get("reference_run") and not ARCHIVE:
         try:
             archived_groups(_ref)
         except ValueError as exc:
-            raise ValueError(f"reference_run: {exc}") from None
+            refuse(f"reference_run: {exc}")
         REFERENCE_RUN = str(_ref)
 REFERENCE_NAME = config.get("reference_run") if REFERENCE_RUN else None   # as the pages name it
 
 DATA = PLAN.data_dir
 FIGS = PLAN.figures_dir
+# a relative output folder stays inside the working folder (the planner refuses ".."); an absolute one
+# outside it is allowed, on purpose, and said once
+for _key, _dir in (("data_dir", DATA), ("figures_dir", FIGS)):
+    if Path(_dir).is_absolute() and not Path(_dir).resolve().is_relative_to(Path.cwd().resolve()):
+        print(f"mkclust: {_key} is {_dir}, outside the working folder {Path.cwd()}", file=sys.stderr)
 GROUPS = PLAN.run_groups()
 ENV = "../../envs/mkclust.yaml"  # relative to workflow/rules/
 

@@ -1,4 +1,5 @@
-"""Atomic file output: an interrupted write never leaves a file that looks finished."""
+"""Atomic file output: an interrupted write never leaves a file that looks finished; and reading
+back what was written, with a corrupt file named (:func:`read_npz`, :class:`CorruptFile`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import contextlib
 import json
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -67,3 +69,34 @@ def atomic_savez(path: str | os.PathLike, **arrays) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
+
+
+class CorruptFile(ValueError):
+    """A file that exists but cannot be read as what it should be (truncated, overwritten, a full
+    disk): the message names it and says how to get it back."""
+
+
+def corrupt(path, what: str, exc: BaseException) -> CorruptFile:
+    """The :class:`CorruptFile` error for ``path``, a ``what`` that failed to read with ``exc``."""
+    return CorruptFile(f"{path} is not a readable {what} ({type(exc).__name__}: {exc}): it is truncated or "
+                       f"corrupt. Delete it and rerun the same command, which rebuilds it: rm -f '{path}'")
+
+
+@contextlib.contextmanager
+def read_npz(path: str | os.PathLike, what: str) -> Iterator:
+    """``np.load`` of an ``.npz`` file whose reading errors (not a zip file, a missing array, a
+    damaged member) become a :class:`CorruptFile` naming ``path``; a missing file stays a
+    FileNotFoundError."""
+    import numpy as np
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such {what}")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            yield z
+    except (zipfile.BadZipFile, EOFError, KeyError, OSError, ValueError) as exc:
+        if isinstance(exc, CorruptFile):
+            raise
+        raise corrupt(path, what, exc) from None
+

@@ -14,14 +14,14 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from mkclust._io import atomic_savez
+from mkclust._bank_options import check_bank_options
+from mkclust._io import atomic_savez, read_npz
 from mkclust._validation import check_features
 from mkclust.kernel_functions import (  # noqa: F401  (re-exported: the public kernel functions)
     GAUSSIAN_CONVENTIONS, NORMALIZATIONS, PREPROCESS, _normalize, _row_sq_norms, _symmetrize, apply_preprocess,
@@ -96,7 +96,7 @@ class KernelBank:
 
     @classmethod
     def load(cls, path) -> "KernelBank":
-        with np.load(Path(path), allow_pickle=False) as z:
+        with read_npz(path, "kernel bank (.npz)") as z:
             kind = str(z["kind"])
             names = [str(s) for s in z["names"]]
             meta = json.loads(str(z["meta"]))
@@ -295,6 +295,8 @@ def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | Non
     distance of a Gaussian width) are then estimated over the (sample, landmark) pairs.
     """
     spec = _spec(name)
+    check_bank_options(name, options, {"rank": rank, "energy": energy, "landmarks": landmarks,
+                                       "landmarks_above": landmarks_above, "landmark_seed": landmark_seed})
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         if not np.isfinite(X.data).all():

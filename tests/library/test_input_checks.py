@@ -51,6 +51,10 @@ def test_degenerate_input_gives_a_finite_objective_and_weights(name, case, gram)
     """Constant kernels (every sample one point in feature space) and n = n_clusters made RMKKM's and
     MKKM's objective_ and kernel_weights_ NaN; the answer is the limit: equal weights, objective 0."""
     K = np.ones((40, 40)) if case == "constant" else gram[:2, :2]
+    if name == "mkc" and case == "constant":    # nothing to separate: a clear error, not a one-cluster labelling
+        with pytest.raises(ValueError, match="hold nothing that separates the samples"):
+            _estimator(name).fit(_input(ALGORITHMS[name], K))
+        return
     est = _estimator(name).fit(_input(ALGORITHMS[name], K))
     assert np.isfinite(est.objective_), est.objective_
     if hasattr(est, "kernel_weights_"):
@@ -133,3 +137,63 @@ def test_repair_psd_clips_negative_eigenvalues_when_asked(gram):
     b = KernelKMeans(2, random_state=0).fit(clip_psd(K)).labels_
     np.testing.assert_array_equal(a, b)
     assert K[0, 0] == 0.0                     # the caller's matrix is not modified
+
+
+def _edge_values(constraint) -> list:
+    """The values at the edges of one scikit-learn parameter constraint (an interval's closed or
+    nearest-inside bounds, every option of a StrOptions, None, both booleans)."""
+    from numbers import Integral
+
+    from sklearn.utils._param_validation import Interval, Options
+
+    if constraint is None:
+        return [None]
+    if constraint == "boolean":
+        return [True, False]
+    if isinstance(constraint, Options):
+        return sorted(constraint.options, key=str)
+    if isinstance(constraint, Interval):
+        step = 1 if constraint.type is Integral else 1e-9
+        out = []
+        if constraint.left is not None:
+            out.append(constraint.left if constraint.closed in ("left", "both") else constraint.left + step)
+        if constraint.right is not None:
+            out.append(constraint.right if constraint.closed in ("right", "both") else constraint.right - step)
+        return out
+    return []
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_every_value_the_parameter_check_accepts_fit_accepts(name):
+    """For each parameter, each edge of each of its constraints, the others at their defaults: a value
+    that passes the parameter check (what the planner runs on a configuration) fits on a small
+    two-cluster problem or is declined as N/A (NotFinished), never refused by fit. (GUMKL's
+    p=inf, NormalizedCut's negative='keep' and n_clusters=1 of the two-class methods were accepted
+    by the check and refused by fit.)"""
+    import warnings
+
+    from mkclust.algorithms.base import NotFinished
+
+    rng = np.random.RandomState(0)
+    X = np.vstack([rng.randn(12, 2), rng.randn(12, 2) + 6])
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.exp(-D / D.mean())
+    cls = ALGORITHMS[name]
+    data = {"features": X, "kernel": K, "kernels": np.stack([K, np.exp(-D / (4 * D.mean()))]),
+            "feature_maps": np.stack([K, K])}[cls.input_kind]
+    tried = 0
+    for param, constraints in cls._parameter_constraints.items():
+        for value in [v for c in constraints for v in _edge_values(c)] if param != "random_state" else []:
+            kw = {"n_clusters": 2, param: value}
+            try:
+                cls(**kw)._check_params()
+            except ValueError:
+                continue           # not accepted: the planner refuses it before any job
+            tried += 1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    cls(**kw, random_state=0).fit(data)
+                except NotFinished:
+                    pass
+    assert tried >= 3

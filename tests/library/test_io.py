@@ -40,3 +40,25 @@ def test_savez_keeps_the_exact_name(tmp_path):
     atomic_savez(tmp_path / "b.npz", K=np.eye(2))
     assert (tmp_path / "b.npz").exists() and not (tmp_path / "b.npz.npz").exists()
     np.testing.assert_array_equal(np.load(tmp_path / "b.npz")["K"], np.eye(2))
+
+
+@pytest.mark.parametrize("what", ["bank", "dataset"])
+def test_a_truncated_npz_is_named_with_the_command_that_rebuilds_it(tmp_path, what):
+    """A bank or data set file cut short on disk used to fail with zipfile's "File is not a zip file"
+    naming no file; now the error names it and says to delete it and rerun."""
+    from mkclust._io import CorruptFile
+    from mkclust.datasets import Dataset, load
+    from mkclust.kernels import KernelBank, build_bank
+
+    ds = load("digits1v7")
+    obj, reader = (build_bank("mkc3", ds.X), KernelBank.load) if what == "bank" else (ds, Dataset.load)
+    path = tmp_path / "x.npz"
+    obj.save(path)
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(CorruptFile, match=rf"{path} is not a readable .*BadZipFile.*rm -f '{path}'"):
+        reader(path)
+    path.write_bytes(whole)
+    assert reader(path).meta == obj.meta
+    with pytest.raises(FileNotFoundError, match="no such"):
+        reader(tmp_path / "missing.npz")

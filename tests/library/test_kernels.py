@@ -171,7 +171,7 @@ def test_bad_input():
         build_bank("mkc3", X)
     with pytest.raises(ValueError, match="unknown kernel bank"):
         build_bank("nope", np.ones((3, 2)))
-    with pytest.raises(ValueError, match="bad option"):
+    with pytest.raises(ValueError, match=r"bank mkc3: unknown option\(s\) \['degree'\]; it takes d, normalize"):
         build_bank("mkc3", np.eye(3), degree=2)
     with pytest.raises(ValueError, match="preprocessing"):
         build_bank("mkc3", np.eye(3), preprocess="whiten")
@@ -196,3 +196,39 @@ def test_minmax_scales_each_column_onto_minus_one_one_like_svm_scale():
     # the scales the ODMC kernels see no longer depend on the units of a column
     G = build_bank("gauss_grid", X * [1.0, 1e3, 1.0, 1.0], preprocess="minmax", widths=[1.0]).kernel(0)
     np.testing.assert_allclose(G, build_bank("gauss_grid", X, preprocess="minmax", widths=[1.0]).kernel(0))
+
+
+@pytest.mark.parametrize("bank, options, message", [
+    ("gauss_grid", {"widths": [-1.0, 1.0]}, r"widths must be positive and finite; \[-1.0\] in \[-1.0, 1.0\]"),
+    ("mkc3", {"widths": [0.5, 0.0]}, r"widths must be positive"),
+    ("mkc3", {"widths": []}, r"widths must be a non-empty list"),
+    ("mkc3", {"sigma": -2.0}, r"sigma must be a positive number"),
+    ("mkc3", {"d": 0}, r"d must be an integer >= 1"),
+    ("rmkkm12", {"t0": [0.1, float("nan")]}, r"t0 must be positive and finite"),
+    ("scmk12", {"t": "0.1"}, r"t must be a non-empty list"),
+    ("gauss_grid", {"reference": "mode"}, r"reference must be one of mean, median, max, none"),
+    ("gauss_grid", {"linear": "yes"}, r"linear must be true or false"),
+    ("mkc3", {"normalize": "l2"}, r"normalize must be one of"),
+    ("views_linear", {"views": [[3, 1]]}, r"views: a block is .* 0 <= start < stop"),
+    ("mkc3", {"rank": 0}, r"rank must be an integer >= 1"),
+    ("mkc3", {"energy": 1.5}, r"energy must be a number in \(0, 1\]"),
+    ("mkc3", {"landmarks": -5}, r"landmarks must be an integer >= 1"),
+])
+def test_bank_options_out_of_range_are_refused_before_any_kernel(bank, options, message):
+    """A negative width used to give the kernel of its absolute value under a misleading name
+    (gauss(w=-1,...)); every option of every bank is range-checked before anything is computed."""
+    X = np.random.default_rng(0).normal(size=(12, 4))
+    with pytest.raises(ValueError, match=f"bank {bank}: {message}"):
+        build_bank(bank, X, **options)
+
+
+def test_every_registered_bank_has_its_options_listed():
+    """The option table covers each bank's builder: the options it takes, no more, no fewer."""
+    import inspect
+
+    from mkclust._bank_options import BANK_OPTIONS
+
+    for name, spec in kernels.BANKS.items():
+        taken = set(inspect.signature(spec.build).parameters) - {"X", "G", "D"}
+        assert set(BANK_OPTIONS[name]) == taken, name
+

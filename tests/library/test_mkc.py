@@ -127,7 +127,7 @@ def test_socp_built_once_per_capacity_equals_one_build_per_round(monkeypatch):
     """The working-set SOCP is built for a capacity that doubles (zero rows beyond Omega read 0 <=
     xi), O(log rounds) builds a fit; the fit equals the one that builds each round's SOCP with
     exactly |Omega| rows, to the solver's tolerance, two clusters and four."""
-    import mkclust.algorithms.mkc as mkc_est
+    import mkclust.algorithms._mkc_rounds as mkc_est   # the rounds build and solve the SOCPs
     assert [mkc_mod.capacity(r, c, 100) for r, c in ((1, 0), (8, 8), (9, 8), (17, 16), (90, 64), (3, 0))] == \
         [8, 8, 16, 32, 100, 8]
     assert mkc_mod.capacity(5, 0, 4) == 5
@@ -375,3 +375,28 @@ def test_kernel_pca_by_lanczos_equals_the_dense_eigendecomposition():
     Flin = feature_map(Klin, rank=20)
     assert Flin.shape == (300, 2)
     np.testing.assert_allclose(Flin @ Flin.T, Klin, atol=1e-9 * np.abs(Klin).max())
+
+
+@pytest.mark.parametrize("m", [2, 3])
+@pytest.mark.parametrize("kernel", ["zero", "ones"])
+def test_a_kernel_with_nothing_to_separate_is_a_clear_error(kernel, m):
+    """An all-zero kernel used to end in scikit-learn's "Found array with 0 feature(s) ... KMeans";
+    an all-ones kernel with two clusters put every sample in one cluster, outside MKC's own balance."""
+    K = np.zeros((30, 30)) if kernel == "zero" else np.ones((30, 30))
+    with pytest.raises(ValueError, match="MKC: the kernel\\(s\\) hold nothing that separates the samples"):
+        MKC(n_clusters=m, random_state=0).fit(K)
+
+
+def test_a_kernel_scaled_to_1e150_gives_a_balanced_labelling_not_a_solver_status():
+    """Three clusters on a kernel times 1e150 used to raise "HiGHS returned status 4" in the balanced
+    labelling; the labelling of scores F is that of any positive multiple of F, so it is computed on
+    F scaled by a power of 2, and the fit equals the one on the kernel itself."""
+    X, _ = blobs(3, n=10, gap=5.0, seed=0)
+    K = build_bank("mkc3", X).K[2]
+    big = MKC(n_clusters=3, random_state=0).fit(K * 1e150)
+    sizes = np.bincount(big.labels_, minlength=3)
+    lo, hi = mkc_mod.count_bounds(30, 3, 0.03 * 30)
+    assert lo <= sizes.min() and sizes.max() <= hi
+    F = np.random.default_rng(0).normal(size=(40, 3))
+    for scale in (1e-150, 1.0, 1e150):
+        np.testing.assert_array_equal(mkc_mod.balanced_labels(F * scale, 12, 14), mkc_mod.balanced_labels(F, 12, 14))

@@ -336,7 +336,7 @@ def test_products_through_a_low_rank_factor_or_in_float32_give_the_same_fits():
 def test_gap_checks_in_blocks_equal_one_product(monkeypatch):
     """The duality-gap checks of a batch are one product over every chain's labels, in blocks of
     GAP_ROWS rows: blocks of a few rows give the same fits."""
-    import mkclust.algorithms.odmc as odmc_mod
+    import mkclust.algorithms._odmc_solver as odmc_mod   # the lockstep solver reads GAP_ROWS
     rng = np.random.default_rng(6)
     X = np.vstack([rng.normal(size=(40, 3)), rng.normal(size=(30, 3)) + [2.5, 0, 0]])
     K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4.0)

@@ -129,3 +129,15 @@ def test_command_line_switches_read_as_yaml_reads_them():
     assert command_line_values({"archive_partial": "no"})["archive_partial"] is False
     with pytest.raises(ConfigError, match="archive_partial: 'maybe' is not true or false"):
         command_line_values({"archive_partial": "maybe"})
+
+
+def test_a_yaml_error_names_the_file_line_and_column(tmp_path):
+    """Snakemake says only "Config file is not valid JSON or YAML"; the workflow's own reading of a
+    configuration (config.yaml in the Snakefile, mkclust estimate / archive / results) names where."""
+    bad = tmp_path / "bad config.yaml"
+    bad.write_text("data_dir: data\nexperiments:\n  tiny: {paper: x\n  datasets: [a]\n")
+    with pytest.raises(ValueError, match=r"bad config.yaml: not valid YAML: line 4, column 11: .*expected ',' or '}'"):
+        load(bad)
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(ValueError, match="a configuration is a mapping of keys"):
+        load(bad)

@@ -155,3 +155,24 @@ def test_mkc_cost_grows_with_the_classes_and_linearly_on_nystroem_features():
     assert on_features[0] < MKC.fit_seconds(20000, {}, typical=True)
     # a Gram input (rank n) keeps the n^2 model
     assert RES.group_seconds([_run("mkc")], 3000, typical=True, input_rank=3000) == pytest.approx(two)
+
+
+def test_the_estimate_says_which_raw_files_are_not_local(tmp_path, monkeypatch, capsys):
+    """Without a mirror the estimate used to print its table alone, though its sizes for sets that are
+    not local come from their published shapes (or are unknown) and a run would download them."""
+    from mkclust.datasets import download as dl
+    from mkclust.repro.estimate import main
+
+    monkeypatch.delenv(dl.MIRROR_ENV, raising=False)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"data_dir": str(tmp_path / "data"), "experiments": {"e": {
+        "paper": "p", "datasets": ["colic", "digits1v7"], "seeds": [0], "algorithms": {"KM": {"algorithm": "km"}}}}}))
+    assert main([str(cfg)]) == 0
+    err = capsys.readouterr().err
+    assert "1 raw file(s) of 1 data set(s) are not local (colic)" in err
+    mirror = tmp_path / "mirror" / "colic"
+    mirror.mkdir(parents=True)
+    (mirror / "colic.arff").write_text("x")
+    monkeypatch.setenv(dl.MIRROR_ENV, str(tmp_path / "mirror"))
+    assert main([str(cfg)]) == 0
+    assert "not local" not in capsys.readouterr().err

@@ -135,6 +135,18 @@ def test_quick_odmc_overlay_runs_the_paper_protocol_on_part_of_its_sets():
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KM"]["params"].update(preprocess="whiten"),
      r"tiny.algorithms.KM.preprocess: unknown preprocessing 'whiten'"),
     (lambda c: c["kernel_banks"]["mkc3"].update(preprocess="whiten"), r"kernel_banks.mkc3.preprocess: unknown preproc"),
+    # names that become paths, and output folders that would leave the working folder
+    (lambda c: c["experiments"].update({"../../x": c["experiments"].pop("tiny_timing")}),
+     r"experiments: '../../x' is not a usable name"),
+    (lambda c: c["experiments"]["tiny"]["datasets"].append("a/b"), r"experiments.tiny.datasets: 'a/b' is not a usable"),
+    (lambda c: c["experiments"]["tiny"]["algorithms"].update({".hidden": {"algorithm": "km"}}),
+     r"experiments.tiny.algorithms: '.hidden' is not a usable name"),
+    (lambda c: c.update(data_dir="../../escaped_data"), r"data_dir: '../../escaped_data' leaves the working folder"),
+    (lambda c: c.update(figures_dir="figs/../../up"), r"figures_dir: 'figs/../../up' leaves the working folder"),
+    # bank options, at plan time (widths [-1, 1] built two equal kernels, one named gauss(w=-1,...))
+    (lambda c: c["kernel_banks"]["widths"].update(widths=[-1.0, 1.0]),
+     r"kernel_banks.widths: bank gauss_grid: widths must be positive and finite; \[-1.0\]"),
+    (lambda c: c["kernel_banks"]["mkc3"].update(degree=2), r"kernel_banks.mkc3: bank mkc3: unknown option\(s\)"),
     (lambda c: c["kernel_banks"]["mkc3"].update(preprocess_by_dataset={"ringnorm_400": "whiten"}),
      r"kernel_banks.mkc3.preprocess_by_dataset.ringnorm_400: unknown preproc"),
     (lambda c: c["experiments"]["tiny"]["algorithms"]["KKM"]["params"].update(preprocess="minmax"),
@@ -377,3 +389,39 @@ def test_imbalanced_balance_is_a_share_of_the_samples_fitted():
     assert resolve_balance({}, {"imbalanced_balance": 0.3, "fit_subset": 250}, 1000, 0.4) == {"balance": 75.0}
     assert resolve_balance({}, {"imbalanced_balance": 0.3, "fit_subset": 250}, 1000, 0.05) == {}
     assert params == {"balance": 300.0}
+
+
+def test_an_oversized_grid_is_refused_before_its_runs_are_built(tiny, monkeypatch):
+    """A grid of 10^6 points used to be expanded (4.7 GB after 5 minutes, no output); the planner
+    counts each entry's runs and run groups first and refuses beyond max_runs / max_run_groups,
+    naming the entry and the switch that raises the limit."""
+    import mkclust.repro.planning as planning
+
+    tiny["experiments"]["tiny"]["algorithms"]["KKM"]["grid"] = {"kernel": [0, 1, 2],
+                                                               "max_iter": list(range(1, 333_334))}
+    built = []
+    real_grid = planning._grid
+    monkeypatch.setattr(planning, "_grid", lambda *a: built.append(a[1]) or real_grid(*a))
+    with pytest.raises(ConfigError, match=r"experiments.tiny.algorithms.KKM: the configuration reaches 4,000,\d+ "
+                                          r"runs here \(999,999 grid points x 2 data sets x 2 seeds .*max_runs: N"):
+        plan(tiny)
+    assert "experiments.tiny.algorithms.KKM" not in built
+    # batched, the same grid is one group per data set: the run limit still applies, raised on request
+    tiny["experiments"]["tiny"]["algorithms"]["KKM"]["grid"]["max_iter"] = list(range(1, 1001))
+    with pytest.raises(ConfigError, match=r"6,0\d\d run groups .*max_run_groups: N"):
+        plan({**tiny, "max_run_groups": 5000})
+    tiny["experiments"]["tiny"]["algorithms"]["KKM"]["batch"] = "all"
+    p = plan({**tiny, "max_run_groups": 5000})
+    assert len(p.runs) == 12_000 + 65 - 8 and len(p.run_groups()) == 34 - 4 + 2
+
+
+@pytest.mark.parametrize("config", ["config.yaml", "workflow/configs/paper.yaml", "tests/configs/tiny.yaml"])
+def test_the_size_guard_counts_what_the_plan_holds(config, monkeypatch):
+    """The counts the guard compares with its limits are exactly the plan's runs and run groups."""
+    import mkclust.repro.planning as planning
+
+    budgets = []
+    real = planning.Budget
+    monkeypatch.setattr(planning, "Budget", lambda c: budgets.append(real(c)) or budgets[-1])
+    p = plan(load_config(Path(__file__).resolve().parents[2] / config))
+    assert (budgets[0].runs, budgets[0].groups) == (len(p.runs), len(p.run_groups()))

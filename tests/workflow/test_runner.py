@@ -80,3 +80,17 @@ def test_config_schema_lists_every_preprocessing():
     schema = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml").read_text())
     enum = schema["properties"]["kernel_banks"]["additionalProperties"]["properties"]["preprocess"]["enum"]
     assert sorted(enum) == sorted(kernels.PREPROCESS)
+
+
+def test_a_records_file_with_invalid_json_is_named_among_the_inputs(tmp_path):
+    """The aggregate reads many records files; a damaged one used to raise JSONDecodeError with a line
+    and column but no file name."""
+    from mkclust._io import CorruptFile
+    from mkclust.repro.records import load_records
+
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps([{"seed": 0}, {"seed": 1}]))
+    bad.write_text('[{"seed": 0}, {"seed": ')
+    assert len(load_records([good])) == 2
+    with pytest.raises(CorruptFile, match=rf"{bad} is not a readable records file .*line 1 column 24.*rm -f"):
+        load_records([good, bad])

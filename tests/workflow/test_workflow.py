@@ -232,6 +232,7 @@ def test_bad_config_stops_before_any_rule(tmp_path_factory, mutate, message):
     assert p.returncode != 0
     assert message in p.stdout + p.stderr
     assert len((p.stdout + p.stderr).strip().splitlines()) <= 6, p.stdout + p.stderr
+    assert 'File "' not in p.stderr and "Traceback" not in p.stderr     # the message alone
     assert not (wd / "data").exists()
 
 
@@ -314,8 +315,12 @@ def test_verdict_pages_and_a_readable_console(done):
     summary = json.loads((done / "figures/run_summary.json").read_text())
     assert summary["runs"] == sum(len(pd.read_csv(p)) for p in (done / "data/results").glob("*.csv"))
     assert summary["versions"]["numpy"] == np.__version__
-    err = (done / "run.stderr").read_text()
-    assert err and not [line for line in err.splitlines() if " DEBUG " in line]
+    err = (done / "run.stderr").read_text().splitlines()
+    assert err and not [line for line in err if " DEBUG " in line]
+    # the console: one line per job, no per-run or per-iteration detail (those are in data/logs)
+    assert not [line for line in err if "mkclust.repro.runner" in line or "MKC round" in line or " INFO " in line]
+    assert sum(line.startswith("mkclust: ") and " run(s)" in line for line in err) == 34      # the run jobs
+    assert sum(line.startswith("mkclust: verdict ") for line in err) == 1
 
 
 def test_the_dry_run_says_which_raw_files_it_will_download(tmp_path_factory):

@@ -51,6 +51,7 @@ rule run_summary:
         reference_run=REFERENCE_NAME,
         archive=config.get("results_archive"),   # rebuilt from an archive: its pieces, and what it lacks
         left_out=LEFT_OUT,
+        data_files=PLAN.data_files(),   # the researcher's own files: path and sha256 (a changed file reruns this)
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
         runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from mkclust._io import atomic_open  # noqa: E402
-from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.jobs import job, summary  # noqa: E402
 from mkclust.repro.records import load_records, records_to_frame  # noqa: E402
 
 with job(snakemake, "aggregate") as log:  # noqa: F821
@@ -20,3 +20,4 @@ with job(snakemake, "aggregate") as log:  # noqa: F821
         log.info("%d runs", len(df))
     with atomic_open(snakemake.output[0], "w", encoding="utf-8") as fh:  # noqa: F821
         df.to_csv(fh, index=False)
+    summary(log, f"results of {sm.wildcards.experiment}: {len(df)} runs")

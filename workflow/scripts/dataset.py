@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.jobs import job, summary  # noqa: E402
 from mkclust.repro.inputs import make_dataset  # noqa: E402
 
 with job(snakemake, "dataset") as log:  # noqa: F821
@@ -15,5 +15,6 @@ with job(snakemake, "dataset") as log:  # noqa: F821
         log.info("raw file %s (sha256 %s) from %s", f["path"], f["sha256"][:12], f["obtained_from"])
     for flag in ds.meta["flags"]:
         log.warning("%s differs from the paper: %s", ds.meta["name"], flag)
-    log.info("%s: n=%d d=%d classes=%d", ds.meta["name"], ds.n, ds.d, ds.n_classes)
+    summary(log, f"data set {ds.meta['name']}: n={ds.n}, d={ds.d}, {ds.n_classes} classes"
+                 + (f", {len(ds.meta['flags'])} difference(s) from the paper" if ds.meta["flags"] else ""))
     ds.save(snakemake.output[0])  # noqa: F821

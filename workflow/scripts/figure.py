@@ -3,10 +3,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.jobs import job, summary  # noqa: E402
 from mkclust.repro.reporting import make_figure, read_results, save_figure  # noqa: E402
 
-with job(snakemake, "figure"):  # noqa: F821
+with job(snakemake, "figure") as log:  # noqa: F821
     spec = {"datasets": snakemake.params.datasets, **snakemake.params.spec}  # noqa: F821
     results = read_results(snakemake.input)  # noqa: F821
     try:
@@ -17,3 +17,4 @@ with job(snakemake, "figure"):  # noqa: F821
         fig = make_figure(results.iloc[0:0], spec, "No runs: the run groups of this figure are left out "
                           f"(not in the results archive yet): {exc}.")
     save_figure(fig, snakemake.output.png[: -len(".png")])  # noqa: F821
+    summary(log, f"figure {snakemake.output.png}")  # noqa: F821

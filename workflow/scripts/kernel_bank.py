@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.jobs import job, summary  # noqa: E402
 from mkclust.datasets import Dataset  # noqa: E402
 from mkclust.repro.inputs import make_bank  # noqa: E402
 
@@ -12,4 +12,6 @@ with job(snakemake, "kernel_bank") as log:  # noqa: F821
     bank = make_bank(snakemake.params.spec, ds)  # noqa: F821
     log.info("bank %s: %d kernels (%s) on n=%d", bank.meta["bank"], bank.n_kernels, ", ".join(bank.names),
              bank.n_samples)
+    summary(log, f"kernel bank {snakemake.wildcards.bank} on {snakemake.wildcards.dataset}: "  # noqa: F821
+                 f"{bank.n_kernels} kernels, n={bank.n_samples}")
     bank.save(snakemake.output[0])  # noqa: F821

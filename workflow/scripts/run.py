@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
 from mkclust._io import write_json  # noqa: E402
-from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.jobs import job, summary  # noqa: E402
 from mkclust.repro.run_spec import Run  # noqa: E402
 from mkclust.repro.runner import run_group  # noqa: E402
 
@@ -15,3 +15,7 @@ with job(snakemake, "run") as log:  # noqa: F821
     for rec in records:
         rec["threads"] = snakemake.threads  # noqa: F821
     write_json(snakemake.output[0], records)  # noqa: F821
+    ok = [r["metrics"]["acc"] for r in records if r["status"] == "ok"]
+    summary(log, f"{'/'.join(runs[0].group)}: {len(records)} run(s)"
+                 + (f", mean acc {sum(ok) / len(ok):.3f}" if ok else "")
+                 + (f", {len(records) - len(ok)} N/A" if len(ok) < len(records) else ""))

@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.jobs import job, summary as job_summary  # noqa: E402
 from mkclust.repro.reporting import read_results  # noqa: E402
 from mkclust.repro.reporting.pages import job_cpu_seconds, run_summary, write_summary  # noqa: E402
 from mkclust.repro.reporting.tables import read_tables  # noqa: E402
@@ -16,6 +16,7 @@ with job(snakemake, "run_summary") as log:  # noqa: F821
     tables = read_tables({f"{Path(t).parent.name}/{Path(t).stem}": t for t in sm.input.tables})
     summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir, finished,
                           job_cpu_seconds(sm.params.benchmarks), tables, sm.params.reference_run,
-                          sm.params.archive, list(sm.params.left_out))
+                          sm.params.archive, list(sm.params.left_out), dict(sm.params.data_files))
     write_summary(sm.output.json[: -len(".json")], summary)
-    log.info("%d runs, %.0f s of fit CPU time, commit %s", summary["runs"], summary["cpu_seconds"], summary["commit"])
+    job_summary(log, f"run summary: {summary['runs']} runs, {summary['cpu_seconds']:.0f} s of fit CPU time, "
+                     f"commit {summary['commit']}")

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.jobs import job, summary  # noqa: E402
 from mkclust.repro.reporting import attach_causes, build_table, read_results, write_table  # noqa: E402
 from mkclust.repro.reporting.reference_run import compare_with_reference  # noqa: E402
 
@@ -25,4 +25,4 @@ with job(snakemake, "table") as log:  # noqa: F821
         tidy = compare_with_reference(tidy, ref_tidy)
         log.info("reference run: %s", tidy["reference_state"].replace("", "not in it").value_counts().to_dict())
     write_table(tidy, base, spec.get("title", Path(base).name), spec.get("legend", ""))
-    log.info("%d cells", len(tidy))
+    summary(log, f"table {base}: {len(tidy)} cells")

@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job  # noqa: E402
+from mkclust.repro.jobs import job, summary  # noqa: E402
 from mkclust.repro.reporting import read_results  # noqa: E402
 from mkclust.repro.reporting.tables import read_tables  # noqa: E402
 from mkclust.repro.reporting.pages import write_verdict  # noqa: E402
@@ -17,3 +17,5 @@ with job(snakemake, "verdict") as log:  # noqa: F821
                   left_out=sm.params.left_out, reference_run=sm.params.reference_run)
     for v in verdicts.itertuples():
         log.info("%s: %s (%s)", v.claim, v.status, v.numbers[:200])
+    counts = verdicts["status"].value_counts().items()
+    summary(log, f"verdict {sm.params.title}: " + ", ".join(f"{n} {status}" for status, n in counts))

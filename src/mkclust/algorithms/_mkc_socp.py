@@ -237,6 +237,13 @@ def balanced_labels(F: np.ndarray, lo: int, hi: int) -> np.ndarray:
     rows). Written here because scikit-learn and scipy have no size-constrained assignment;
     ``linear_sum_assignment`` would need an n x n cost matrix."""
     n, m = F.shape
+    if not np.isfinite(F).all():
+        raise ValueError("balanced labelling: the scores are not finite")
+    top = float(np.abs(F).max()) if F.size else 0.0
+    if top > 0 and not 2.0 ** -20 <= top <= 2.0 ** 20:
+        # the labelling is that of any positive multiple of F, and HiGHS needs numbers near 1 (scores of
+        # 1e150 gave "status 4"); a power of 2 scales exactly, and scores in range are left as they are
+        F = F * 2.0 ** -np.round(np.log2(top))
     y = np.argmax(F, axis=1)
     counts = argmax_counts = np.bincount(y, minlength=m)
     if counts.min() >= lo and counts.max() <= hi:

@@ -114,9 +114,12 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {}
 
     def _check_params(self):
-        """Every parameter against ``_parameter_constraints`` (scikit-learn's ``_validate_params``);
-        an estimator with checks that involve several parameters extends this."""
+        """Every parameter against ``_parameter_constraints`` (scikit-learn's ``_validate_params``),
+        and n_clusters = 2 for a ``two_class_only`` estimator; an estimator with checks that involve
+        several parameters extends this. What it accepts, ``fit`` accepts (on data it can fit)."""
         self._validate_params()
+        if self.two_class_only and int(self.n_clusters) != 2:
+            raise ValueError(f"{type(self).__name__} clusters into two classes only, got n_clusters={self.n_clusters}")
 
     @classmethod
     def declines(cls, n: int, params: dict) -> bool:

@@ -92,6 +92,7 @@ from __future__ import annotations
 
 import logging
 import time
+from numbers import Integral
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -102,7 +103,7 @@ from mkclust._validation import check_features, check_kernels
 from mkclust.algorithms._mkc_rounds import fit_binary, fit_multiclass
 from mkclust.algorithms._mkc_socp import balanced_labels, count_bounds, fixed_label_objective
 from mkclust.algorithms.base import (
-    BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, Progress, StrOptions,
+    BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE, POSITIVE_INT, Progress, StrOptions,
 )
 from mkclust.kernels import feature_map, principal_directions
 
@@ -187,7 +188,8 @@ class MKC(BaseClusterer):
         return seconds * (max(m, 2) / 2) ** 2
 
     _parameter_constraints = {
-        **COMMON_CONSTRAINTS, "C": [POSITIVE, None], "epsilon": [POSITIVE], "rank": [POSITIVE_INT, None],
+        **COMMON_CONSTRAINTS, "n_clusters": [Interval(Integral, 2, None, closed="left")],
+        "C": [POSITIVE, None], "epsilon": [POSITIVE], "rank": [POSITIVE_INT, None],
         "balance": [NONNEG, None], "balance_on": [StrOptions({"labels", "scores"})], "max_rounds": [POSITIVE_INT],
         "max_cccp": [POSITIVE_INT], "cccp_tol": [NONNEG], "center": ["boolean"],
     }
@@ -257,9 +259,17 @@ class MKC(BaseClusterer):
         if not 2 <= int(self.n_clusters) <= n:
             raise ValueError(f"n_clusters must be in [2, {n}], got {self.n_clusters}")
         Phi = np.hstack(feats)
+        scale = float(np.abs(Phi).max()) if Phi.size else 0.0
         # kernel PCA centring; the means are kept for decision_function
         self.feature_mean_ = Phi.mean(axis=0) if self.center else np.zeros(Phi.shape[1])
         Phi -= self.feature_mean_
+        if not Phi.size or not float(np.abs(Phi).max()) > 1e-10 * scale:
+            # a zero kernel (no eigenvalue above rounding) or a constant one (nothing left after the
+            # centring): every labelling scores the same, and the SOCP's only solution is v = 0
+            raise ValueError("MKC: the kernel(s) hold nothing that separates the samples: a zero kernel, or one "
+                             "constant up to rounding after centring (largest centred feature "
+                             f"{float(np.abs(Phi).max()) if Phi.size else 0.0:.3g} of {scale:.3g}); "
+                             "give kernels that vary between samples")
         sizes = [F.shape[1] for F in feats]
         l = 0.03 * n if self.balance is None else float(self.balance)
         self._Phi, self._l = Phi, l  # for objective_at

@@ -152,11 +152,14 @@ class SpectralClustering(_SpectralBase):
         super().__init__(n_clusters=n_clusters, n_init=n_init, negative=negative, random_state=random_state)
         self.laplacian = laplacian
 
+    def _check_params(self):
+        super()._check_params()
+        if self.negative == "keep" and self.laplacian == "normalized":
+            raise ValueError("negative='keep' needs laplacian='unnormalized' (the normalised "
+                             "Laplacian needs non-negative degrees)")
+
     def _embed(self, K, rng):
         if self.laplacian == "normalized":
-            if self.negative == "keep":
-                raise ValueError("negative='keep' needs laplacian='unnormalized' (the normalised "
-                                 "Laplacian needs non-negative degrees)")
             return super()._embed(K, rng)
         U, lam = unnormalized_laplacian_embedding(check_affinity(K, self.negative, allow_keep=True),
                                                   self.n_clusters, rng)

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from mkclust._io import atomic_savez
+from mkclust._io import atomic_savez, read_npz
 from mkclust.datasets.download import fetch, local_copy
 
 
@@ -65,7 +65,7 @@ class Dataset:
 
     @classmethod
     def load(cls, path) -> "Dataset":
-        with np.load(Path(path), allow_pickle=False) as z:
+        with read_npz(path, "data set (.npz)") as z:
             meta = json.loads(str(z["meta"]))
             if "X" in z:
                 X = z["X"]
@@ -105,7 +105,8 @@ class PaperShape:
 class DatasetSpec:
     """A registry entry: how to obtain a data set and what it is.
 
-    ``kind`` is embedded | generated | download | unavailable. A download loader takes a first
+    ``kind`` is embedded | generated | download | local (a file the configuration names) |
+    unavailable. A download loader takes a first
     argument ``get(path) -> Path`` that returns a verified local copy of one of ``files``.
     ``paper`` lists the sizes the papers report (checked by the tests and ``--list``).
     """
@@ -115,7 +116,7 @@ class DatasetSpec:
     description: str
     source: str
     citation: str
-    kind: str = "embedded"  # embedded | generated | download | unavailable
+    kind: str = "embedded"  # embedded | generated | download | local | unavailable
     files: tuple = ()
     paper: tuple = ()
     reason: str = ""  # why an unavailable set cannot be obtained
@@ -217,6 +218,7 @@ def load(name: str, *, raw_dir=None, mirror=None, download: bool = True, **optio
 
 # registry entries (imported for their side effect)
 from mkclust.datasets import embedded as _embedded  # noqa: E402,F401
+from mkclust.datasets import files as _files  # noqa: E402,F401
 from mkclust.datasets import generators as _generators  # noqa: E402,F401
 from mkclust.datasets import paper as _paper  # noqa: E402,F401
 

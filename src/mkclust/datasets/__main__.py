@@ -55,6 +55,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mirror", help="data mirror folder (default: $MKCLUST_DATA_MIRROR)")
     ap.add_argument("--raw-dir", help="folder for downloaded raw files (default: $MKCLUST_RAW_DIR or data/raw)")
     ap.add_argument("--no-download", action="store_true", help="never download; list missing sets as not local")
+    ap.add_argument("files", nargs="*", help="with --list: data files of your own too (CSV, TSV, LIBSVM, ARFF, .mat, "
+                    ".npz; mkclust.datasets.files), each loaded and checked as the workflow does")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     where = {"mirror": args.mirror, "raw_dir": args.raw_dir, "download": not args.no_download}
@@ -67,10 +69,19 @@ def main(argv=None) -> int:
         print(json.dumps(meta, indent=1))
         return 0
     if not args.list:
+        if args.files:
+            print("give --list to load and check the files", file=sys.stderr)
+            return 2
         ap.print_help()
         return 0
     offline: list = []
-    rows = [r for name in list_datasets() for r in _rows(name, where, offline)]
+    rows = [r for name in list_datasets() if REGISTRY[name].kind != "local" for r in _rows(name, where, offline)]
+    for path in args.files:
+        try:
+            ds = load("file", path=path)
+            rows.append((path, str(ds.n), str(ds.d), str(ds.n_classes), "-", "your file", "ok"))
+        except (OSError, ValueError) as exc:
+            rows.append((path, "-", "-", "-", "-", f"NOT LOADED: {exc}", "failed"))
     header = ("name", "n", "d", "classes", "paper", "flags / status")
     table = [header, *[r[:6] for r in rows]]
     widths = [max(len(r[i]) for r in table) for i in range(5)]

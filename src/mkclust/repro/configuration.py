@@ -60,6 +60,24 @@ def canonical(value, ordered: bool = False):
     return value
 
 
+def read_yaml(path: str | Path) -> dict:
+    """A configuration or protocol file; a YAML error names the file, the line and the column (and a
+    file that is not a mapping says so)."""
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        what = " ".join(str(x) for x in (getattr(exc, "context", None), getattr(exc, "problem", None)) if x)
+        raise ConfigError(f"{path}: not valid YAML: {where}{what or exc}") from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: a configuration is a mapping of keys (data_dir:, experiments:, ...), got a "
+                          f"{type(doc).__name__}")
+    return doc
+
+
 def overlay(base, change):
     """``change`` applied on ``base`` (neither is modified): mappings merge recursively (the base's
     key order first, new keys after), ``None`` deletes a key, anything else replaces."""
@@ -81,7 +99,7 @@ def read_protocols(folder: str | Path) -> tuple[dict, dict]:
     banks: dict = {}
     where: dict = {}
     for path in sorted(Path(folder).glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = read_yaml(path)
         unknown = sorted(set(doc) - {"protocols", "kernel_banks"})
         if unknown:
             raise ConfigError(f"{path.name}: unknown top-level key(s) {unknown}; a protocol file has "
@@ -105,7 +123,8 @@ def _seeds(value, where: str):
 
 
 #: top-level switches a person sets with ``--config key=value``: booleans, and paths that may be null
-SWITCHES = {"archive_partial": bool, "results_archive": "path", "reference_run": "path", "data_mirror": "path"}
+SWITCHES = {"archive_partial": bool, "results_archive": "path", "reference_run": "path", "data_mirror": "path",
+            "own_data": "path"}
 
 
 def command_line_values(config: dict) -> dict:
@@ -135,6 +154,7 @@ def resolve(config: dict, folder: str | Path) -> dict:
     """The configuration with every ``protocol:`` experiment expanded and the seed ranges written
     out: what the schema validates and :func:`mkclust.repro.planning.plan` plans. ``config`` itself is
     not modified."""
+    config = _own_data(config)
     experiments = config.get("experiments") or {}
     wanted = any(isinstance(e, dict) and "protocol" in e for e in experiments.values())
     protocols, banks = read_protocols(folder) if wanted else ({}, {})
@@ -171,6 +191,46 @@ def resolve(config: dict, folder: str | Path) -> dict:
     return out
 
 
+#: the data set name ``own_data`` gets in a configuration (workflow/configs/own_data.yaml)
+OWN_DATA = "own"
+
+
+def _own_data(config: dict) -> dict:
+    """``own_data: PATH`` (``--config own_data=PATH``) as a local-file data set with
+    ``own_data_options``, named after the file (``my data/wine.csv`` -> ``wine``) in place of
+    :data:`OWN_DATA` in every experiment; a configuration whose experiments use :data:`OWN_DATA`
+    without a path is an error that says how to give it."""
+    import re
+
+    path = config.get("own_data")
+    uses = any(isinstance(e, dict) and OWN_DATA in (e.get("datasets") or [])
+               for e in (config.get("experiments") or {}).values())
+    if not path:
+        if uses and OWN_DATA not in (config.get("datasets") or {}):
+            raise ConfigError("own_data: name your data file: snakemake --configfile workflow/configs/own_data.yaml "
+                              "--config own_data=PATH")
+        return config
+    name = re.sub(r"[^A-Za-z0-9_.+-]+", "_", Path(str(path)).stem).lstrip(".-") or OWN_DATA
+    out = dict(config)
+    out["datasets"] = {**(config.get("datasets") or {}),
+                       name: {"file": str(path), **(config.get("own_data_options") or {})}}
+
+    def renamed(sets):
+        return [name if d == OWN_DATA else d for d in sets]
+
+    experiments = {}
+    for exp, e in (config.get("experiments") or {}).items():
+        if isinstance(e, dict) and OWN_DATA in (e.get("datasets") or []):
+            e = {**e, "datasets": renamed(e["datasets"])}
+            if isinstance(e.get("algorithms"), dict):
+                e["algorithms"] = {k: ({**a, "datasets": renamed(a["datasets"])} if isinstance(a, dict) and
+                                       "datasets" in a else a) for k, a in e["algorithms"].items()}
+        experiments[exp] = e
+    if "experiments" in config:
+        out["experiments"] = experiments
+    return out
+
+
 def load(*paths: str | Path, folder: str | Path | None = None) -> dict:
     """Read configuration files as ``snakemake --configfile a b ...`` does (each merged key by key
     into the ones before) and resolve them: the configuration the workflow plans. The protocols are
@@ -180,7 +240,7 @@ def load(*paths: str | Path, folder: str | Path | None = None) -> dict:
 
     merged: dict = {}
     for path in paths:
-        update_config(merged, yaml.safe_load(Path(path).read_text()) or {})
+        update_config(merged, read_yaml(path))
     if folder is None:
         folder = protocol_folder(paths[0])
     return resolve(merged, folder)

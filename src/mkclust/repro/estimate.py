@@ -131,10 +131,11 @@ def group_rows(p: Plan, groups: dict, sizes: dict | None = None) -> list[Row]:
     return [_run_row(p, exp, gs, sizes) for exp, gs in by_exp.items()]
 
 
-def estimate(config: dict) -> tuple[list[Row], list[Row], Row]:
+def estimate(config: dict, p: Plan | None = None) -> tuple[list[Row], list[Row], Row]:
     """(one :class:`Row` per experiment, then one for the data set and kernel bank jobs and one for the
-    aggregate, table, figure, verdict and summary jobs; one row per paper; the total)."""
-    p = plan(config)
+    aggregate, table, figure, verdict and summary jobs; one row per paper; the total); ``p``: the
+    configuration's plan, where the caller has it."""
+    p = plan(config) if p is None else p
     groups = p.run_groups()
     used = sorted({g[2] for g in groups})
     sizes = {name: dataset_size(p, name) for name in used}
@@ -185,10 +186,18 @@ def main(argv=None) -> int:
     ap.add_argument("--cores", type=int, default=8, help="cores for the wall-time column (default 8)")
     args = ap.parse_args(argv)
     try:
-        rows, papers, total = estimate(load(*(args.configfiles or ["config.yaml"])))
+        config = load(*(args.configfiles or ["config.yaml"]))
+        p = plan(config)
+        rows, papers, total = estimate(config, p)
     except (OSError, ConfigError) as exc:   # a missing file or a configuration error: one line, as the Snakefile
         print(f"mkclust estimate: {exc}", file=sys.stderr)
         return 2
+    missing = p.missing_raw_files(config.get("data_mirror"))
+    if missing:   # their sizes are known only from their loaders' published shapes, or not at all
+        files = sorted({f for fs in missing.values() for f in fs})
+        print(f"mkclust estimate: {len(files)} raw file(s) of {len(missing)} data set(s) are not local "
+              f"({', '.join(sorted(missing)[:6])}{' ...' if len(missing) > 6 else ''}): a run downloads them into "
+              f"{p.data_dir}/raw, or give a mirror (data_mirror: or $MKCLUST_DATA_MIRROR)", file=sys.stderr)
     print(format_rows(rows + [total], args.cores))
     print()
     print(format_rows(papers + [total], args.cores, "paper"))

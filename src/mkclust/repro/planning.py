@@ -20,16 +20,17 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mkclust.repro.pseudo import PSEUDO_PARAMS, check_kernel_choice, split_pseudo
+from mkclust._bank_options import check_bank_options
 from mkclust._validation import ConfigError
-from mkclust.repro.configuration import as_list, claim_kind
 from mkclust.algorithms import ALGORITHMS
 from mkclust.algorithms.base import default_params
-from mkclust.repro.configuration import canonical
 from mkclust.datasets import REGISTRY as DATASETS
-from mkclust.datasets.download import local_copy
+from mkclust.datasets.download import local_copy, sha256_file
 from mkclust.kernels import BANKS, PREPROCESS, bank_size
-from mkclust.repro.inputs import bank_options
+from mkclust.repro.checks import Budget, check_claims, check_names, check_outputs, grid_size
+from mkclust.repro.configuration import as_list, canonical
+from mkclust.repro.inputs import BUILD_KEYS, bank_options
+from mkclust.repro.pseudo import PSEUDO_PARAMS, check_kernel_choice, split_pseudo
 from mkclust.repro.run_spec import NO_BANK, Run, param_id  # noqa: F401  (param_id: re-exported with Run)
 
 log = logging.getLogger("mkclust.repro.planning")
@@ -74,6 +75,11 @@ class Plan:
             if gone:
                 out[name] = gone
         return out
+
+    def data_files(self) -> dict[str, dict]:
+        """data set -> {path, sha256} of each researcher's own file the plan reads (``file:``)."""
+        return {name: {"path": str(spec["options"]["path"]), "sha256": sha256_file(spec["options"]["path"])}
+                for name, spec in sorted(self.datasets.items()) if spec["loader"] == "file"}
 
     def bank_spec(self, name: str, dataset: str | None = None) -> dict:
         """The options of a kernel bank of the plan (a clear error for any other name); with
@@ -207,6 +213,10 @@ def _bank_spec(config: dict, name: str, where: str) -> dict:
     if spec["bank"] not in BANKS:
         raise ConfigError(f"kernel_banks.{name}.bank: unknown bank {spec['bank']!r}; known: {', '.join(sorted(BANKS))}")
     _check_preprocess(spec.get("preprocess"), f"kernel_banks.{name}.preprocess")
+    try:   # every option in range before any job (the bank's builder would meet them only in its job)
+        check_bank_options(spec["bank"], bank_options(spec), {k: spec[k] for k in BUILD_KEYS if k in spec})
+    except ValueError as exc:
+        raise ConfigError(f"kernel_banks.{name}: {exc}") from None
     by_set = spec.get("preprocess_by_dataset")
     if by_set is not None:
         if not isinstance(by_set, dict):
@@ -241,6 +251,10 @@ def _dataset_spec(config: dict, name: str, where: str) -> dict:
         raise ConfigError(f"{where}: dataset {name!r} is neither declared under datasets: nor a registered "
                           "loader (python -m mkclust.datasets --list)")
     opts = dict(declared.get(name) or {})
+    if "file" in opts:   # a researcher's own file: the registered loader "file" (mkclust.datasets.files)
+        if "loader" in opts:
+            raise ConfigError(f"datasets.{name}: give file: or loader:, not both")
+        opts["loader"], opts["path"] = "file", opts.pop("file")
     loader = opts.pop("loader", name)
     if loader not in DATASETS:
         raise ConfigError(f"datasets.{name}: unknown dataset loader {loader!r}; registered: "
@@ -248,12 +262,21 @@ def _dataset_spec(config: dict, name: str, where: str) -> dict:
     if DATASETS[loader].kind == "unavailable":
         raise ConfigError(f"datasets.{name}: {loader} is not obtainable ({DATASETS[loader].reason}); "
                           "remove it from the experiments")
+    if DATASETS[loader].kind == "local":
+        path = opts.get("path")
+        if not path or not Path(str(path)).is_file():
+            raise ConfigError(f"datasets.{name}: data file {path!r} does not exist" if path else
+                              f"datasets.{name}: name the data file (file: PATH)")
     return {"loader": loader, "options": canonical(opts)}
 
 
 def plan(config: dict) -> Plan:
-    """Expand the configuration into runs and outputs, checking its meaning."""
+    """Expand the configuration into runs and outputs, checking its meaning. Each algorithm entry's
+    size is counted before its runs are built, so an oversized grid is refused at once (naming it)
+    rather than after filling memory."""
     p = Plan(config=config)
+    budget = Budget(config)
+    check_names(config)
     for exp, e in (config.get("experiments") or {}).items():
         where = f"experiments.{exp}"
         for ds in e["datasets"]:
@@ -261,11 +284,11 @@ def plan(config: dict) -> Plan:
         for b in e.get("banks", []):
             p.banks[b] = _bank_spec(config, b, f"{where}.banks")
         for label, a in e["algorithms"].items():
-            p.runs += _algorithm_runs(p, exp, e, label, a or {})
+            p.runs += _algorithm_runs(p, exp, e, label, a or {}, budget)
         p.outputs[exp] = {kind: {name: canonical(spec or {}) for name, spec in (e.get(kind) or {}).items()}
                           for kind in ("tables", "figures")}
-    _check_outputs(p)
-    _check_claims(p)
+    check_outputs(p)
+    check_claims(p)
     seen: set[tuple] = set()
     for r in p.runs:
         if (r.group, r.param_id, r.seed) in seen:
@@ -280,7 +303,7 @@ def _given(fixed: dict, grid: dict, key: str) -> list:
     return ([fixed[key]] if key in fixed else []) + as_list(grid.get(key, []))
 
 
-def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run]:
+def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict, budget: Budget | None = None) -> list[Run]:
     """The runs of one algorithm entry: banks x parameter grid x datasets x seeds (the algorithm's
     own ``datasets``, a subset of the experiment's, where it cannot run on all of them)."""
     where = f"experiments.{exp}.algorithms.{label}"
@@ -328,6 +351,10 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict) -> list[Run
     runs = []
     for bank in banks:
         sizes = {} if bank == NO_BANK else {bank: p.bank_size(bank)}
+        if budget is not None:
+            points = grid_size(grid, sizes.get(bank))
+            batched = grid_size({k: v for k, v in grid.items() if k in batch}, sizes.get(bank))
+            budget.add(where, points, len(datasets), len(seeds), len(datasets) * max(points // batched, 1))
         for combo in _grid(grid, where, sizes, bank):
             _check_values(cls, {**fixed, **combo}, where, bank, sizes.get(bank))
             params = json.dumps({**fixed, **combo}, sort_keys=True)
@@ -361,67 +388,3 @@ def _check_values(cls, params: dict, where: str, bank: str, size: int | None) ->
         check_kernel_choice(pseudo, size, f"bank {bank}")
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-
-
-def _check_outputs(p: Plan) -> None:
-    """Table and figure columns name algorithms of their experiment (or of an experiment it reuses);
-    no two outputs share a file."""
-    owners: dict[tuple, str] = {}
-    experiments = p.config["experiments"]
-    for exp, outs in p.outputs.items():
-        e = experiments[exp]
-        known = set(e["algorithms"])
-        for other in e.get("reuse", []):
-            if other == exp or other not in experiments:
-                raise ConfigError(f"experiments.{exp}.reuse: {other!r} is not another experiment of this "
-                                  f"configuration ({', '.join(sorted(set(experiments) - {exp}))})")
-            clash = sorted(known & set(experiments[other]["algorithms"]))
-            if clash:
-                raise ConfigError(f"experiments.{exp}.reuse: algorithm label(s) {clash} exist in both {exp} and "
-                                  f"{other}; rename them so that table columns are unambiguous")
-            known |= set(experiments[other]["algorithms"])
-        for kind in ("tables", "figures"):
-            for name, spec in outs[kind].items():
-                where = f"experiments.{exp}.{kind}.{name}"
-                key = (e["paper"], kind, name)
-                if key in owners:
-                    raise ConfigError(f"{where}: {e['paper']}/{name} is also a {kind[:-1]} of {owners[key]}; "
-                                      "names must be unique within a paper")
-                owners[key] = f"experiments.{exp}"
-                if name == "verdict":
-                    raise ConfigError(f"{where}: the name 'verdict' is reserved for the paper's verdict page")
-                spec = spec or {}
-                cols = [*spec.get("columns", {}).values(), *spec.get("levels", {}).values()]
-                named = [a for col in cols for a in as_list(col.get("algorithm", ""))]
-                named += [*as_list(spec.get("algorithm", [])), *(spec.get("totals") or {}).values()]
-                for alg in named:
-                    if alg not in known:
-                        raise ConfigError(f"{where}: refers to algorithm {alg!r}, not one of {sorted(known)}")
-                extra = sorted(set(spec.get("datasets") or []) - set(e["datasets"]))
-                if extra:
-                    raise ConfigError(f"{where}: datasets {extra} are not datasets of experiments.{exp}")
-
-
-def _check_claims(p: Plan) -> None:
-    """Every claim names one kind (:mod:`mkclust.repro.reporting.verdicts`), a table of its paper and
-    algorithms of its paper's experiments, so a typo stops the plan instead of the verdict job."""
-    for exp, e in p.config.get("experiments", {}).items():
-        if not e.get("claims"):
-            continue
-        tables = {name for x in p.experiments_of(e["paper"]) for name in p.outputs[x]["tables"]}
-        algs = {a for x in p.experiments_of(e["paper"]) for s in p.sources(x)
-                for a in p.config["experiments"][s]["algorithms"]}
-        for i, c in enumerate(e.get("claims") or []):
-            where = f"experiments.{exp}.claims[{i}] ({c.get('claim', '')!r})"
-            try:
-                kind = claim_kind(c)
-            except ValueError as exc:
-                raise ConfigError(f"{where}: {exc}") from None
-            if kind in ("above", "close", "wins", "sweep") and c.get("table") not in tables:
-                raise ConfigError(f"{where}: table {c.get('table')!r} is not a table of paper {e['paper']} "
-                                  f"({', '.join(sorted(tables)) or 'none'})")
-            if kind in ("slope", "below", "sweep"):
-                for a in as_list(c[kind].get("algorithm", "")):
-                    if a not in algs:
-                        raise ConfigError(f"{where}: algorithm {a!r} is not one of paper {e['paper']}'s "
-                                          f"({sorted(algs)})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mkclust._io import corrupt
 from mkclust.repro.configuration import as_list
 
 RESULT_COLUMNS = ["experiment", "algorithm", "estimator", "dataset", "bank", "param_id", "params", "seed",
@@ -45,6 +46,9 @@ def load_records(paths) -> list[dict]:
     """The run records in records files (each a JSON list, one record per seed, or one record)."""
     out: list[dict] = []
     for p in paths:
-        data = json.loads(Path(p).read_text())
+        try:
+            data = json.loads(Path(p).read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise corrupt(p, "records file (JSON)", exc) from None
         out += as_list(data)
     return out

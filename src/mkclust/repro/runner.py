@@ -88,7 +88,11 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     records: list = [None] * len(runs)
     # per input (a batch over alpha, beta shares one): the runs fitted alone, then those in one batch;
     # ODMC (batch_alone_first) fits the first alone, so that its seconds per iteration are those of one fit
-    for alone, batch in lockstep_inputs([r.params for r in runs], ALGORITHMS[runs[0].estimator]):
+    cls = ALGORITHMS[runs[0].estimator]
+    declined = cls.two_class_only and any(int(params["n_clusters"]) != 2 for params, _ in split)
+    for alone, batch in lockstep_inputs([r.params for r in runs], cls):
+        if declined:   # a two-class method on a data set of more classes: N/A records with the reason
+            alone, batch = alone + batch, []
         pseudo = split[(alone or batch)[0]][1]
         data, kernel_name = run_input(ds, bank, input_kind, pseudo)
         if input_kind != "features" and ALGORITHMS[runs[0].estimator].requires_psd and not isinstance(data, list):
@@ -147,6 +151,8 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
     wall0, cpu0 = time.perf_counter(), time.process_time()
     status, reason = "ok", ""
     try:
+        if type(est).two_class_only and int(params["n_clusters"]) != 2:
+            raise NotFinished(f"{run.algorithm} clusters two classes only; {run.dataset} has {ds.n_classes}")
         if fitted is not None:
             if getattr(est, "not_finished_", None) is not None:  # declined within its batch
                 raise est.not_finished_

@@ -231,7 +231,7 @@ def job_cpu_seconds(folder: str | Path) -> float | None:
 def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path,
                 finished: float | None = None, job_cpu: float | None = None, tables: dict | None = None,
                 reference_run: str | None = None, archive: str | None = None,
-                left_out: list[str] | None = None) -> dict:
+                left_out: list[str] | None = None, data_files: dict | None = None) -> dict:
     """What was run: per experiment its paper, data sets (with their flags), runs and fit CPU time;
     the commit, package versions, the date the summary was written and ``finished``, the time (epoch
     seconds) the newest results table was written; with ``reference_run``, ``reference``: the
@@ -242,7 +242,7 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
     ``left_out`` (``experiment/algorithm/dataset/bank/group``), and ``finished`` is the latest piece's
     date, so that what the README's Results section takes from the summary depends on the archive
     only, not on when it was rebuilt. An experiment's ``datasets`` are then those with no group left
-    out."""
+    out. ``data_files``: data set -> {path, sha256} of the researcher's own files the run read."""
     exps = []
     gone = [g.split("/") for g in left_out or []]
     for name, df in results.items():
@@ -267,7 +267,7 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
                  "pieces": [{"piece": m["piece"], "commit": m["commit"], "archived": m["archived"], "runs": m["runs"],
                              "fit_cpu_seconds": m["fit_cpu_seconds"], "groups": len(m["groups"])}
                             for m in pieces(archive)]}
-    return {"date": stamp(datetime.now(timezone.utc).timestamp()), "commit": commit(basedir),
+    out = {"date": stamp(datetime.now(timezone.utc).timestamp()), "commit": commit(basedir),
             "finished": (max((m["archived"] for m in built["pieces"]), default="") if built
                          else stamp(finished) if finished else ""),
             "archive": built,
@@ -275,6 +275,13 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
             "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps),
             "job_cpu_seconds": job_cpu,
             "reference": ({"archive": reference_run, **reference_counts(tables or {})} if reference_run else None)}
+    if data_files:
+        out["data_files"] = data_files
+    return out
+
+
+def _data_files(summary: dict) -> str:
+    return "; ".join(f"{name}: {f['path']} (sha256 {f['sha256'][:16]})" for name, f in summary["data_files"].items())
 
 
 def _hours(s: float) -> str:
@@ -305,6 +312,7 @@ def summary_rst(summary: dict) -> str:
              + (f"; the run jobs' CPU time with their start-up: {_hours(summary['job_cpu_seconds'])}"
                 if summary.get("job_cpu_seconds") else "") + ".", "",
              "**Package versions** " + ", ".join(f"{k} {v}" for k, v in summary["versions"].items()) + ".", "",
+             *(["**Data files** " + esc(_data_files(summary)) + ".", ""] if summary.get("data_files") else []),
              ".. list-table::", "   :header-rows: 1", ""]
     for row in [SUMMARY_HEADER, *summary_rows(summary)]:
         lines.append("   * - " + esc(row[0]))
@@ -330,7 +338,8 @@ def write_summary(base: str, summary: dict) -> list[str]:
             + (f"; the run jobs' CPU time with their start-up: {_hours(summary['job_cpu_seconds'])}"
                if summary.get("job_cpu_seconds") else "") + ".</p>"
             "<p><b>Package versions</b> "
-            f"{html.escape(', '.join(f'{k} {v}' for k, v in summary['versions'].items()))}</p>")
+            f"{html.escape(', '.join(f'{k} {v}' for k, v in summary['versions'].items()))}</p>"
+            + (f"<p><b>Data files</b> {html.escape(_data_files(summary))}</p>" if summary.get("data_files") else ""))
     parts = [head, html_table(SUMMARY_HEADER, summary_rows(summary))]
     if summary.get("reference"):
         parts.append(f"<p><b>Reference run</b> {html.escape(_summary_reference(summary))}</p>")
