@@ -157,6 +157,39 @@ def test_heatmap_panels_per_metric_and_dataset():
         make_figure(df, {**spec, "datasets": ["absent"]})
 
 
+def test_heatmap_colours_span_each_panels_own_values():
+    """On a fixed 0-1 scale 0.72 and 0.87 looked alike; each panel's scale is its own range."""
+    df = runs()
+    fig = make_figure(df, {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metrics": ["acc"]})
+    image = fig.axes[0].images[0]
+    values = [float(t.get_text()) for t in fig.axes[0].texts]
+    assert image.norm.vmin == pytest.approx(min(values), abs=0.005)
+    assert image.norm.vmax == pytest.approx(max(values), abs=0.005)
+
+
+def test_the_bars_legend_stays_clear_of_the_bars():
+    """mkc/table2_bars.png's legend covered bars; it sits below the axes."""
+    fig = make_figure(runs(), {"kind": "bars", "metric": "acc",
+                               "columns": {f"K{k}": {"algorithm": "KKM", "where": {"kernel": k}} for k in range(2)}})
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent()
+    assert legend.y1 <= ax.get_window_extent().y0
+
+
+def test_the_verdict_figure_keeps_claims_whole_and_drops_an_empty_panel():
+    """verdict.png cut claim labels ("(Ta... †") and gave half its canvas to "no published values"."""
+    from mkclust.repro.reporting.pages import verdict_figure
+
+    claim = "MKC is better than the other competing algorithms in most cases (Table 2)"
+    verdicts = pd.DataFrame([{"claim": claim, "oracle": True, "held": 3, "cases": 5, "holds": True,
+                              "status": "holds", "published_held": math.nan, "published_cases": 0}])
+    fig = verdict_figure("MKC", verdicts, {})
+    assert len(fig.axes) == 1
+    label = fig.axes[0].get_yticklabels()[0].get_text()
+    assert label.replace("\n", " ") == claim + " †"
+
+
 def test_markdown_cell_shows_published_value_and_difference(tmp_path):
     df = runs().rename(columns={"acc": "majority_acc"})
     spec = {"metrics": ["majority_acc"], "reference": {"paper": "mkc", "table": "table2"},

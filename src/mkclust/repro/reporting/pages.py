@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import textwrap
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -152,8 +153,16 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
     from mkclust.repro.reporting.figures import _title
 
     counts = gap_counts(tables)
-    n = max(len(verdicts), 1)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * n + 1.8), gridspec_kw={"width_ratios": [3, 2]})
+    # each claim whole, wrapped (a cut label hid the table it names); no right panel without published values
+    labels = ["\n".join(textwrap.wrap(c + (" †" if o else ""), 58)) for c, o in zip(verdicts["claim"],
+                                                                                 verdicts["oracle"])]
+    lines = sum(max(label.count("\n") + 1, 1) for label in labels) or 1
+    height = 0.32 * lines + 0.2 * len(labels) + 1.8
+    if counts.empty:
+        fig, ax = plt.subplots(figsize=(8.5, height))
+        axes = [ax]
+    else:
+        fig, axes = plt.subplots(1, 2, figsize=(12, height), gridspec_kw={"width_ratios": [3, 2]})
     ax = axes[0]
     label = "published values"
     for i, r in enumerate(verdicts.itertuples()):
@@ -165,18 +174,14 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
         if pd.notna(r.published_held) and r.published_cases:   # the same comparison on the published numbers
             ax.plot([r.published_held / r.published_cases], [i], "kD", markersize=5, label=label)
             label = None
-    ax.set_yticks(range(len(verdicts)), [(c[:60] + "…" if len(c) > 60 else c) + (" †" if o else "")
-                                         for c, o in zip(verdicts["claim"], verdicts["oracle"])], fontsize=7)
+    ax.set_yticks(range(len(verdicts)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of cases where the claim's comparison holds")
     if label is None:
         ax.legend(fontsize=7, loc="lower right")
-    ax = axes[1]
-    if counts.empty:
-        ax.text(0.5, 0.5, "no published values", ha="center", va="center")
-        ax.set_axis_off()
-    else:
+    if not counts.empty:
+        ax = axes[1]
         piv = counts.pivot_table(index="table", columns="cause", values="cells", aggfunc="sum", fill_value=0)
         left = pd.Series(0.0, index=piv.index)
         for k, cause in enumerate(piv.columns):
