@@ -176,7 +176,7 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
             label = None
     ax.set_yticks(range(len(verdicts)), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1)
+    ax.set_xlim(0, 1.03)     # a diamond at 1 shown whole
     ax.set_xlabel("share of cases where the claim's comparison holds")
     if label is None:
         ax.legend(fontsize=7, loc="lower right")
@@ -190,7 +190,7 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
         total = counts.groupby("table")["published_cells"].first().reindex(piv.index)
         ax.set_yticks(range(len(piv)), [f"{t} (of {int(p)})" for t, p in zip(piv.index, total)], fontsize=7)
         ax.set_xlabel("cells > 2 points off the published value")
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
     _title(fig, title)
     fig.tight_layout()
     return fig
