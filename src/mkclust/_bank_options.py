@@ -26,13 +26,31 @@ def positive_list(bank: str, option: str, v) -> None:
 
 
 def positive_number(bank: str, option: str, v) -> None:
-    if v is not None and not (_number(v) and math.isfinite(v) and v > 0):
+    if not (_number(v) and math.isfinite(v) and v > 0):
         raise ValueError(f"bank {bank}: {option} must be a positive number (or null), got {v!r}")
 
 
 def positive_int(bank: str, option: str, v) -> None:
     if not (isinstance(v, Integral) and not isinstance(v, bool) and v >= 1):
         raise ValueError(f"bank {bank}: {option} must be an integer >= 1, got {v!r}")
+
+
+def nonneg_int(bank: str, option: str, v) -> None:
+    if not (isinstance(v, Integral) and not isinstance(v, bool) and v >= 0):
+        raise ValueError(f"bank {bank}: {option} must be an integer >= 0, got {v!r}")
+
+
+def fraction(bank: str, option: str, v) -> None:
+    if not (_number(v) and 0 < v <= 1):
+        raise ValueError(f"bank {bank}: {option} must be a number in (0, 1], got {v!r}")
+
+
+def optional(check):
+    """``check``, or None (the option left at its default)."""
+    def maybe(bank: str, option: str, v) -> None:
+        if v is not None:
+            check(bank, option, v)
+    return maybe
 
 
 def one_of(*allowed):
@@ -66,8 +84,8 @@ NORMALIZE = one_of(*NORMALIZATIONS)
 
 #: bank -> option -> its check (every option a bank's builder takes; any other is refused)
 BANK_OPTIONS = {
-    "mkc3": {"d": positive_int, "sigma": positive_number, "normalize": NORMALIZE,
-             "widths": lambda b, o, v: v is None or positive_list(b, o, v)},
+    "mkc3": {"d": positive_int, "sigma": optional(positive_number), "normalize": NORMALIZE,
+             "widths": optional(positive_list)},
     "rmkkm12": {"t0": positive_list, "normalize": NORMALIZE},
     "scmk12": {"t": positive_list, "normalize": NORMALIZE},
     "gauss_grid": {"widths": positive_list, "reference": one_of("mean", "median", "max", "none"),
@@ -76,19 +94,8 @@ BANK_OPTIONS = {
 }
 
 #: the options :func:`mkclust.kernels.build_bank` applies to every bank, with their checks
-BUILD_OPTIONS = {
-    "rank": lambda b, o, v: v is None or positive_int(b, o, v),
-    "energy": lambda b, o, v: v is None or (_number(v) and 0 < v <= 1) or _fail(b, o, v, "a number in (0, 1]"),
-    "landmarks": lambda b, o, v: v is None or positive_int(b, o, v),
-    "landmarks_above": lambda b, o, v: (isinstance(v, Integral) and not isinstance(v, bool) and v >= 0)
-    or _fail(b, o, v, "an integer >= 0"),
-    "landmark_seed": lambda b, o, v: (isinstance(v, Integral) and not isinstance(v, bool) and v >= 0)
-    or _fail(b, o, v, "an integer >= 0"),
-}
-
-
-def _fail(bank: str, option: str, v, what: str):
-    raise ValueError(f"bank {bank}: {option} must be {what}, got {v!r}")
+BUILD_OPTIONS = {"rank": optional(positive_int), "energy": optional(fraction), "landmarks": optional(positive_int),
+                 "landmarks_above": nonneg_int, "landmark_seed": nonneg_int}
 
 
 def check_bank_options(bank: str, options: dict, build: dict | None = None) -> None:

@@ -96,7 +96,5 @@ def read_npz(path: str | os.PathLike, what: str) -> Iterator:
         with np.load(path, allow_pickle=False) as z:
             yield z
     except (zipfile.BadZipFile, EOFError, KeyError, OSError, ValueError) as exc:
-        if isinstance(exc, CorruptFile):
-            raise
         raise corrupt(path, what, exc) from None
 

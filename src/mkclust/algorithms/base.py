@@ -161,10 +161,8 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         return K if self.input_kind == "kernels" else K[0]
 
     def _check_n_clusters(self, n: int):
-        """n_clusters against n samples (and 2 for two-class methods)."""
+        """n_clusters against n samples (2 for two-class methods is :meth:`_check_params`'s, which runs first)."""
         check_n_clusters(self.n_clusters, n)
-        if self.two_class_only and int(self.n_clusters) != 2:
-            raise ValueError(f"{type(self).__name__} clusters into two classes only, got n_clusters={self.n_clusters}")
 
     def _best_restart(self, run_once: Callable, objective: Callable, n_init: int | None = None):
         """Run ``run_once(rng)`` ``n_init`` times (default ``self.n_init``) from one RandomState seeded

@@ -30,6 +30,10 @@ import scipy.sparse as sp
 from mkclust.datasets import DatasetSpec, register
 from mkclust.datasets.download import sha256_file
 
+class FileProblem(ValueError):
+    """What is wrong with a data file, its path first."""
+
+
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".libsvm": "libsvm", ".svm": "libsvm",
            ".svmlight": "libsvm", ".arff": "arff", ".mat": "mat", ".npz": "npz"}
 LABEL_NAMES = ("label", "class", "y")
@@ -47,10 +51,10 @@ def read_file(path, label: str | None = None, format: str | None = None, missing
         raise FileNotFoundError(f"data file {path} does not exist")
     kind = format or FORMATS.get(path.suffix.lower())
     if kind not in set(FORMATS.values()):
-        raise ValueError(f"{path}: unknown format {format or path.suffix!r}; give format: one of "
+        raise FileProblem(f"{path}: unknown format {format or path.suffix!r}; give format: one of "
                          f"{', '.join(sorted(set(FORMATS.values())))}")
     if missing not in MISSING:
-        raise ValueError(f"{path}: missing must be one of {', '.join(MISSING)}, got {missing!r}")
+        raise FileProblem(f"{path}: missing must be one of {', '.join(MISSING)}, got {missing!r}")
     try:
         if kind in ("csv", "tsv", "arff"):
             frame = _frame(path, kind, delimiter)
@@ -65,10 +69,10 @@ def read_file(path, label: str | None = None, format: str | None = None, missing
         else:
             X, labels = _from_npz(path, x, y)
             names = None
-    except (ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
-        if isinstance(exc, FileNotFoundError) or str(path) in str(exc):
-            raise
-        raise ValueError(f"{path}: cannot be read as {kind} ({type(exc).__name__}: {exc})") from None
+    except FileProblem:
+        raise
+    except (ValueError, KeyError, OSError, UnicodeDecodeError) as exc:   # the parser's own, naming no file
+        raise FileProblem(f"{path}: cannot be read as {kind} ({type(exc).__name__}: {exc})") from None
     X, labels, dropped = _missing(path, X, labels, missing)
     blocks = None
     if views:
@@ -80,9 +84,9 @@ def read_file(path, label: str | None = None, format: str | None = None, missing
         X = np.asarray(X, dtype=np.float64)
         finite = np.isfinite(X).all()
     if not finite:
-        raise ValueError(f"{path}: the features hold infinite values")
+        raise FileProblem(f"{path}: the features hold infinite values")
     if X.shape[0] < 2 or len(np.unique(labels)) < 2:
-        raise ValueError(f"{path}: clustering needs at least 2 samples and 2 classes; the file has {X.shape[0]} "
+        raise FileProblem(f"{path}: clustering needs at least 2 samples and 2 classes; the file has {X.shape[0]} "
                          f"sample(s) of {len(np.unique(labels))} class(es)")
     prep = f"{kind} file {path.name}" + (f"; {dropped} row(s) with missing values dropped" if dropped and
                                           missing == "drop" else f"; {dropped} missing value(s) imputed by "
@@ -119,10 +123,10 @@ def _from_frame(path: Path, frame: pd.DataFrame, label: str | None):
     if label is None:
         label = next((c for c in LABEL_NAMES if c in cols), None)
         if label is None:
-            raise ValueError(f"{path}: no label column (looked for {', '.join(LABEL_NAMES)}); name it with "
+            raise FileProblem(f"{path}: no label column (looked for {', '.join(LABEL_NAMES)}); name it with "
                              f"label: (columns: {', '.join(cols[:12])}{' ...' if len(cols) > 12 else ''})")
     elif label not in cols:
-        raise ValueError(f"{path}: no column {label!r} (columns: {', '.join(cols[:12])}"
+        raise FileProblem(f"{path}: no column {label!r} (columns: {', '.join(cols[:12])}"
                          f"{' ...' if len(cols) > 12 else ''})")
     labels = frame[label].to_numpy()
     features = frame.drop(columns=[label])
@@ -132,10 +136,10 @@ def _from_frame(path: Path, frame: pd.DataFrame, label: str | None):
         features.loc[features[c] < 0, c] = np.nan
     text = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if text:
-        raise ValueError(f"{path}: column(s) {text[:6]} are not numeric; features must be numbers "
+        raise FileProblem(f"{path}: column(s) {text[:6]} are not numeric; features must be numbers "
                          "(encode them, or leave the columns out of the file)")
     if features.shape[1] == 0:
-        raise ValueError(f"{path}: no feature column besides the label {label!r}")
+        raise FileProblem(f"{path}: no feature column besides the label {label!r}")
     return features.to_numpy(dtype=np.float64), labels, list(features.columns)
 
 
@@ -147,7 +151,7 @@ def _from_mat(path: Path, x: str | None, y: str | None):
     yk = y or next((k for k in ("y", "Y", "gnd", "labels") if k in m), None)
     if xk not in m or yk is None or yk not in m:
         wanted = repr(y) if y else "y, Y, gnd or labels"
-        raise ValueError(f"{path}: needs the data in variable {xk!r} and the labels in {wanted}; it holds "
+        raise FileProblem(f"{path}: needs the data in variable {xk!r} and the labels in {wanted}; it holds "
                          f"{', '.join(names)} (give x: and y:)")
     X = m[xk]
     return (X if sp.issparse(X) else np.asarray(X, dtype=np.float64)), np.asarray(m[yk]).ravel()
@@ -157,7 +161,7 @@ def _from_npz(path: Path, x: str | None, y: str | None):
     with np.load(path, allow_pickle=False) as z:
         xk, yk = x or "X", y or "y"
         if xk not in z or yk not in z:
-            raise ValueError(f"{path}: needs arrays {xk!r} and {yk!r}; it holds {', '.join(z.files)} (give x: and y:)")
+            raise FileProblem(f"{path}: needs arrays {xk!r} and {yk!r}; it holds {', '.join(z.files)} (give x: and y:)")
         return np.asarray(z[xk], dtype=np.float64), np.asarray(z[yk]).ravel()
 
 
@@ -169,14 +173,14 @@ def _missing(path: Path, X, labels, how: str):
         gap = np.zeros(X.shape[0], dtype=bool)
         holes = np.isnan(X.data).any()
         if holes:
-            raise ValueError(f"{path}: a sparse file with missing values is not supported")
+            raise FileProblem(f"{path}: a sparse file with missing values is not supported")
     else:
         gap = np.isnan(X).any(axis=1)
     if not gap.any() and not no_label.any():
         return X, labels, 0
     rows = np.flatnonzero(gap | no_label)
     if how == "error":
-        raise ValueError(f"{path}: {len(rows)} row(s) have missing values (first data rows: "
+        raise FileProblem(f"{path}: {len(rows)} row(s) have missing values (first data rows: "
                          f"{', '.join(str(r + 1) for r in rows[:5])}); give missing: mean (impute each feature's "
                          "mean) or missing: drop (leave the rows out)")
     if how == "drop":
@@ -186,7 +190,7 @@ def _missing(path: Path, X, labels, how: str):
     X = X[keep].copy()
     means = np.nanmean(X, axis=0)
     if np.isnan(means).any():
-        raise ValueError(f"{path}: column(s) {np.flatnonzero(np.isnan(means)).tolist()} have no value at all")
+        raise FileProblem(f"{path}: column(s) {np.flatnonzero(np.isnan(means)).tolist()} have no value at all")
     filled = int(np.isnan(X).sum())
     X[np.isnan(X)] = np.take(means, np.nonzero(np.isnan(X))[1])
     return X, labels[keep], filled
@@ -198,25 +202,25 @@ def _views(path: Path, X, names, views: list):
     order, blocks = [], []
     for v, view in enumerate(views):
         if not isinstance(view, dict):
-            raise ValueError(f"{path}: a view is {{name, columns: [...]}} or {{name, start, stop}}, got {view!r}")
+            raise FileProblem(f"{path}: a view is {{name, columns: [...]}} or {{name, start, stop}}, got {view!r}")
         name = str(view.get("name", f"view{v}"))
         if "columns" in view:
             if names is None:
-                raise ValueError(f"{path}: view {name!r} names columns, but this format has no column names; "
+                raise FileProblem(f"{path}: view {name!r} names columns, but this format has no column names; "
                                  "give start and stop")
             unknown = [c for c in view["columns"] if str(c) not in names]
             if unknown:
-                raise ValueError(f"{path}: view {name!r}: no column(s) {unknown[:6]}")
+                raise FileProblem(f"{path}: view {name!r}: no column(s) {unknown[:6]}")
             idx = [names.index(str(c)) for c in view["columns"]]
         else:
             start, stop = int(view.get("start", -1)), int(view.get("stop", -1))
             if not 0 <= start < stop <= d:
-                raise ValueError(f"{path}: view {name!r}: columns [{start}, {stop}) are not within 0 .. {d}")
+                raise FileProblem(f"{path}: view {name!r}: columns [{start}, {stop}) are not within 0 .. {d}")
             idx = list(range(start, stop))
         order += idx
         blocks.append((name, len(idx)))
     if len(set(order)) != len(order):
-        raise ValueError(f"{path}: the views overlap; each column belongs to one view at most")
+        raise FileProblem(f"{path}: the views overlap; each column belongs to one view at most")
     X = X[:, order]
     return X, (None if names is None else [names[i] for i in order]), blocks
 
