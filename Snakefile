@@ -1,5 +1,6 @@
 # mkclust: datasets -> kernel banks -> runs -> results tables -> paper tables and figures.
 # All science lives in src/mkclust; the rules only wire its functions to files (docs/architecture.md).
+import functools
 import sys
 from pathlib import Path
 
@@ -29,6 +30,7 @@ if not workflow.overwrite_configfiles:
 
 from mkclust.repro.configuration import command_line_values, resolve, schema_errors
 from mkclust.repro.planning import ConfigError, plan
+from mkclust.repro.run_spec import group_params
 
 # experiments that name a protocol (workflow/protocols/) become the protocol with their overrides
 try:

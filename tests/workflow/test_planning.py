@@ -425,3 +425,22 @@ def test_the_size_guard_counts_what_the_plan_holds(config, monkeypatch):
     monkeypatch.setattr(planning, "Budget", lambda c: budgets.append(real(c)) or budgets[-1])
     p = plan(load_config(Path(__file__).resolve().parents[2] / config))
     assert (budgets[0].runs, budgets[0].groups) == (len(p.runs), len(p.run_groups()))
+
+
+def test_group_params_describe_a_group_in_one_line_and_change_with_any_run_field():
+    """The run rule's tracked param: the same for the same runs, different when any field of any run
+    differs, and one short line however many runs the group holds."""
+    from dataclasses import replace
+
+    from mkclust.repro.run_spec import Run, group_params
+    runs = [Run("e", "MMC", "mkc", "d", "b", json.dumps({"C": c, "kernel": 1}), s, batch="C")
+            for c in (0.1, 1.0, 10.0) for s in (0, 1, 2, 3, 7)]
+    gp = group_params(runs)
+    assert gp["runs"] == group_params(list(runs))["runs"]
+    assert gp["runs"].startswith("15 run(s) of mkc: seeds 0-3,7; C 0.1,1,10; spec sha256 ")
+    assert [Run(**r) for r in gp["specs"].runs] == runs
+    for change in ({"seed": 9}, {"params_json": json.dumps({"C": 0.1, "kernel": 2})}, {"timing": True},
+                   {"estimator": "kkm"}):
+        assert group_params([replace(runs[0], **change)] + runs[1:])["runs"] != gp["runs"], change
+    many = [replace(runs[0], seed=s) for s in range(5000)]
+    assert len(group_params(many)["runs"]) < 100

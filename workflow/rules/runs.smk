@@ -14,6 +14,16 @@ def group_of(wc):
     return GROUPS[key]
 
 
+@functools.lru_cache(maxsize=None)
+def _group_params(key):
+    return group_params(GROUPS[key])
+
+
+def params_of(wc):
+    group_of(wc)  # the clear error for a group the configuration does not plan
+    return _group_params((wc.experiment, wc.algorithm, wc.dataset, wc.bank, wc.param_id))
+
+
 def run_inputs(wc):
     r = group_of(wc)[0]
     inputs = {"dataset": f"{DATA}/processed/{r.dataset}.npz"}
@@ -28,7 +38,10 @@ rule run:
     output:
         f"{DATA}/runs/{{experiment}}/{{algorithm}}/{{dataset}}/{{bank}}/{{param_id}}.json",
     params:
-        runs=lambda wc: [r.spec() for r in group_of(wc)],
+        # 'runs' is a one-line description with a digest (what Snakemake compares and a dry run shows),
+        # 'specs' the runs themselves (not compared): mkclust.repro.run_spec.group_params
+        runs=lambda wc: params_of(wc)["runs"],
+        specs=lambda wc: params_of(wc)["specs"],
     threads: lambda wc: 1 if group_of(wc)[0].timing else config.get("run_threads", 1)
     resources:
         mem_mb=lambda wc, input, attempt: RES.run_mem_mb(group_of(wc), input.dataset, input.get("bank"), attempt),

@@ -10,7 +10,7 @@ from mkclust.repro.run_spec import Run  # noqa: E402
 from mkclust.repro.runner import run_group  # noqa: E402
 
 with job(snakemake, "run") as log:  # noqa: F821
-    runs = [Run(**r) for r in snakemake.params.runs]  # noqa: F821
+    runs = [Run(**r) for r in snakemake.params.specs.runs]  # noqa: F821
     records = run_group(runs, snakemake.input.dataset, snakemake.input.get("bank"))  # noqa: F821
     for rec in records:
         rec["threads"] = snakemake.threads  # noqa: F821

@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 NO_BANK = "none"  # bank component of runs of estimators that take the data matrix
 
@@ -93,3 +94,38 @@ def _ids(params_json: str, batch: str) -> tuple[str, str]:
 def group_path(group: tuple, data_dir: str = "data") -> str:
     experiment, algorithm, dataset, bank, pid = group
     return f"{data_dir}/runs/{experiment}/{algorithm}/{dataset}/{bank}/{pid}.json"
+
+
+def _spans(values) -> str:
+    """``0-9,12`` for the integers 0..9 and 12; other values comma-joined."""
+    if not all(isinstance(v, int) for v in values):
+        return ",".join(_fmt(v) for v in values)
+    out, values = [], sorted(set(values))
+    start = prev = values[0]
+    for v in values[1:] + [None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = v
+    return ",".join(out)
+
+
+def group_params(runs: list[Run]) -> dict:
+    """The run rule's params for one run group: ``runs``, a one-line description of the group that
+    Snakemake records and compares (its rerun trigger), and ``specs``, the runs themselves.
+
+    ``runs`` names the number of runs, the estimator, the seeds, the batched parameters' values and a
+    sha256 of every run's fields, so that any change of a run reruns the group, while a dry run's
+    "Params have changed" reason stays one short line (the list of run specs it showed before was
+    up to 60 KB per job). ``specs`` is a ``SimpleNamespace``: Snakemake records only params of
+    built-in types and leaves other values out of its comparison (``UNREPRESENTABLE`` in
+    ``snakemake.persistence``), so the specs reach the job without being printed twice per job."""
+    specs = [r.spec() for r in runs]
+    digest = hashlib.sha256(json.dumps(specs, sort_keys=True).encode()).hexdigest()[:12]
+    first = runs[0]
+    batched = [k for k in first.batch.split(",") if k]
+    values = "".join(f"; {k} {_spans(list(dict.fromkeys(r.params.get(k) for r in runs)))}" for k in batched)
+    line = (f"{len(runs)} run(s) of {first.estimator}{' (timing)' if first.timing else ''}: "
+            f"seeds {_spans([r.seed for r in runs])}{values}; spec sha256 {digest}")
+    return {"runs": line, "specs": SimpleNamespace(runs=specs)}
