@@ -1,6 +1,7 @@
 """One command for mkclust's tools: ``mkclust <tool> ...`` (a console script) or
 ``python -m mkclust <tool> ...``. Each tool is also its module's own ``python -m`` entry point.
 
+    mkclust check my_config.yaml                                # the checks the workflow makes before any job
     mkclust estimate workflow/configs/paper.yaml --cores 8     # what a configuration costs, before it runs
     mkclust datasets --list                                     # the registered data sets: n, d, classes
     mkclust archive missing results/paper workflow/configs/paper.yaml   # the reference run's gaps
@@ -14,6 +15,8 @@ import sys
 
 #: tool -> (module with a ``main(argv)``, one line of help)
 TOOLS = {
+    "check": ("mkclust.repro.checks", "check configuration files as the workflow does before any job (a YAML "
+              "error's line and column)"),
     "estimate": ("mkclust.repro.estimate", "what a configuration will cost, before it runs"),
     "datasets": ("mkclust.datasets.__main__",
                  "the registered data sets: list them (n, d, classes) or show what is known of one"),

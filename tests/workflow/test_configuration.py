@@ -1,5 +1,6 @@
 """Protocols and the configurations built on them (mkclust.repro.configuration)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,20 @@ def test_a_yaml_error_names_the_file_line_and_column(tmp_path):
     bad.write_text("- just\n- a list\n")
     with pytest.raises(ValueError, match="a configuration is a mapping of keys"):
         load(bad)
+
+
+def test_mkclust_check_names_a_yaml_errors_line_and_a_schema_violation_and_passes_a_good_configuration(
+        tmp_path, capsys):
+    """What `snakemake --configfile` cannot say (it reads the file before the workflow starts)."""
+    from mkclust.__main__ import main
+    bad = tmp_path / "my config.yaml"
+    bad.write_text("experiments:\n  foo:\n    datasets: [a, b\n    seeds: 1\n")
+    assert main(["check", str(bad)]) == 2
+    assert re.search(r"my config.yaml: not valid YAML: line 4, column 10: .*expected ',' or ']'",
+                     capsys.readouterr().err)
+    bad.write_text(yaml.safe_dump({"experiments": {"foo": {"paper": "p", "datasetz": ["digits"]}}}))
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "'datasetz' was unexpected" in err and "'algorithms' is a required property" in err
+    assert main(["check", str(REPO / "tests/configs/tiny.yaml")]) == 0
+    assert re.search(r"tiny.yaml: 5 experiment\(s\), 65 runs in \d+ run groups", capsys.readouterr().out)

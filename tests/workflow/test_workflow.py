@@ -3,6 +3,7 @@ working directory (``snakemake --directory``)."""
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -167,6 +168,24 @@ def test_a_configuration_with_its_keys_in_another_order_changes_no_job(done):
         (done / "config.yaml").write_text(original)
 
 
+def test_a_dry_run_after_a_seed_change_gives_one_short_reason_per_group(done):
+    """Adding a seed changes every run group of the experiment; the dry run's "Params have changed"
+    reasons printed each group's run specs before and after (24.8 KB for this configuration's 20
+    groups, up to 60 KB for one ODMC group of the paper's), now one line each."""
+    original = (done / "config.yaml").read_text()
+    cfg = yaml.safe_load(original)
+    cfg["experiments"]["tiny_timing"]["seeds"] = [0, 1, 2]
+    (done / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    try:
+        p = smk(done, "-n")
+    finally:
+        (done / "config.yaml").write_text(original)
+    reasons = [ln for ln in (p.stdout + p.stderr).splitlines() if "Params have changed" in ln]
+    assert len(reasons) == 6, p.stdout[-3000:]   # KKM, MKC and MMC (kernels batched) on 2 sets
+    assert all(len(r) < 400 and "seeds 0-1;" in r and "seeds 0-2;" in r for r in reasons), reasons
+    assert sum("9 run(s) of mkc (timing): seeds 0-2; kernel 0-2;" in r for r in reasons) == 2
+
+
 def test_parameter_change_reruns_only_affected(done):
     before = mtimes(done / "data")
     cfg = yaml.safe_load((done / "config.yaml").read_text())
@@ -301,6 +320,15 @@ def test_report_holds_every_table_and_figure_with_a_caption(done, tmp_path):
     # the landing page includes the run summary: the commit line and every experiment
     assert ("Total fit CPU time" in out.read_text()
             or "Total fit CPU time" in results["figures/run_summary.html"]["caption"])
+    # the landing page starts at its introduction: Snakemake's page holder centres its content in a
+    # screen-high box, which cut off the top of a landing page taller than the window; the report
+    # carries a style for that box, whose classes must still be the ones the template gives it
+    import snakemake
+    template = Path(snakemake.__file__).parent / "report/html_reporter/template/components/content.js"
+    holder = re.search(r'className: "(grow flex items-center [^"]*h-screen[^"]*)"', template.read_text())
+    assert holder, "Snakemake's report template no longer has the centring page holder"
+    style = re.search(r"<style>(div[.\w-]+)\s*\{align-items: safe center", out.read_text().replace("\\n", " "))
+    assert style and set(style.group(1).split(".")[1:]) == set(holder.group(1).split())
 
 
 def test_verdict_pages_and_a_readable_console(done):
