@@ -28,7 +28,7 @@ if not workflow.overwrite_configfiles:
         refuse(f"config: {exc}")
     configfile: str(Path(workflow.basedir) / "config.yaml")
 
-from mkclust.repro.configuration import command_line_values, resolve, schema_errors
+from mkclust.repro.configuration import SCHEMA_FILE, command_line_values, resolve, schema_errors
 from mkclust.repro.planning import ConfigError, plan
 from mkclust.repro.run_spec import group_params
 
@@ -40,7 +40,7 @@ except ConfigError as exc:
 config.clear()
 config.update(_resolved)
 
-_SCHEMA = str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+_SCHEMA = str(Path(workflow.basedir) / SCHEMA_FILE)
 try:
     validate(config, _SCHEMA)
 except Exception:   # jsonschema's message is the whole schema and instance: one line per violation instead

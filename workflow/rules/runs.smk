@@ -7,8 +7,12 @@
 # and grow with each attempt; threads become the job's cpus_per_task under SLURM and its BLAS limit.
 
 
+def group_key(wc):
+    return (wc.experiment, wc.algorithm, wc.dataset, wc.bank, wc.param_id)
+
+
 def group_of(wc):
-    key = (wc.experiment, wc.algorithm, wc.dataset, wc.bank, wc.param_id)
+    key = group_key(wc)
     if key not in GROUPS:
         raise ValueError(f"no run group {'/'.join(key)} in the configuration")
     return GROUPS[key]
@@ -21,7 +25,7 @@ def _group_params(key):
 
 def params_of(wc):
     group_of(wc)  # the clear error for a group the configuration does not plan
-    return _group_params((wc.experiment, wc.algorithm, wc.dataset, wc.bank, wc.param_id))
+    return _group_params(group_key(wc))
 
 
 def run_inputs(wc):

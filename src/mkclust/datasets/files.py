@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from mkclust.datasets import DatasetSpec, register
 from mkclust.datasets.download import sha256_file
 
+
 class FileProblem(ValueError):
     """What is wrong with a data file, its path first."""
 

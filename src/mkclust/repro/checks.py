@@ -168,7 +168,7 @@ def main(argv=None) -> int:
     import argparse
     import sys
 
-    from mkclust.repro.configuration import load, protocol_folder, schema_errors
+    from mkclust.repro.configuration import SCHEMA_FILE, load, protocol_folder, schema_errors
     from mkclust.repro.planning import plan
 
     ap = argparse.ArgumentParser(prog="mkclust check", description=main.__doc__)
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     files = args.configfiles or ["config.yaml"]
     try:
         config = load(*files)
-        errors = schema_errors(config, protocol_folder(files[0]).parent / "schemas" / "config.schema.yaml")
+        errors = schema_errors(config, protocol_folder(files[0]).parents[1] / SCHEMA_FILE)
         if errors:
             raise ConfigError("; ".join(errors))
         p = plan(config)

@@ -40,6 +40,8 @@ from mkclust._validation import ConfigError
 
 #: where a checkout keeps its protocols, relative to its root (the Snakefile passes its own)
 PROTOCOL_FOLDER = Path("workflow") / "protocols"
+#: the configuration schema, in the same checkout
+SCHEMA_FILE = Path("workflow") / "schemas" / "config.schema.yaml"
 
 
 #: mappings whose key order is what they mean (a table's or a figure's column order; the verdict

@@ -125,7 +125,8 @@ def group_params(runs: list[Run]) -> dict:
     digest = hashlib.sha256(json.dumps(specs, sort_keys=True).encode()).hexdigest()[:12]
     first = runs[0]
     batched = [k for k in first.batch.split(",") if k]
-    values = "".join(f"; {k} {_spans(list(dict.fromkeys(r.params.get(k) for r in runs)))}" for k in batched)
+    params = [r.params for r in runs] if batched else []
+    values = "".join(f"; {k} {_spans(list(dict.fromkeys(p.get(k) for p in params)))}" for k in batched)
     line = (f"{len(runs)} run(s) of {first.estimator}{' (timing)' if first.timing else ''}: "
             f"seeds {_spans([r.seed for r in runs])}{values}; spec sha256 {digest}")
     return {"runs": line, "specs": SimpleNamespace(runs=specs)}
