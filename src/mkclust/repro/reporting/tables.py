@@ -224,17 +224,32 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                 if not ok.empty and seeds == "mean" and ";" not in red["chosen"]:
                     series[(ds, label, m)] = _per_seed(ok, m, red["chosen"])
     tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
+    skip = set(spec.get("not_counted") or {})
+    if skip and len(tidy):
+        out = tidy["dataset"].isin(skip)
+        tidy.loc[out, "flags"] = [f"{f};{NOT_COUNTED}" if f else NOT_COUNTED for f in tidy.loc[out, "flags"]]
     if spec.get("compare") and len(tidy):
-        _compare(tidy, series, spec["compare"])
+        _compare(tidy, series, spec["compare"], skip)
     return tidy
+
+
+#: the flag of a data set a table shows but leaves out of its w/t/l rows and of every claim
+#: (the table's ``not_counted``: e.g. a second copy of another row's data)
+NOT_COUNTED = "not counted"
+
+
+def counted(tidy: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a table that count in its claims (not flagged :data:`NOT_COUNTED`)."""
+    return tidy[~tidy["flags"].fillna("").str.split(";").apply(lambda f: NOT_COUNTED in f)]
 
 
 TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
                 "params_rule", "oracle", "chosen", "flags", "derived", "na_reason", "vs", "p_value", "se"]
 
 
-def _compare(tidy: pd.DataFrame, series: dict, spec: dict) -> None:
-    """Fill ``vs`` and ``p_value`` of every column against ``spec['against']`` (in place)."""
+def _compare(tidy: pd.DataFrame, series: dict, spec: dict, skip: set = frozenset()) -> None:
+    """Fill ``vs`` and ``p_value`` of every column against ``spec['against']`` (in place), on every
+    data set but those in ``skip``."""
     against, alpha = spec["against"], float(spec.get("alpha", 0.05))
     if against not in set(tidy["column"]):
         raise ValueError(f"compare.against: no column {against!r} in the table ({sorted(set(tidy['column']))})")
@@ -243,7 +258,7 @@ def _compare(tidy: pd.DataFrame, series: dict, spec: dict) -> None:
         if r["column"] == against:
             tidy.loc[i, "vs"] = "reference"
             continue
-        if key not in series or refkey not in series:
+        if key not in series or refkey not in series or r["dataset"] in skip:
             continue
         tidy.loc[i, ["vs", "p_value"]] = paired_outcome(series[refkey], series[key], alpha)
 
@@ -404,8 +419,11 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
     if (tidy["na_reason"].fillna("") != "").any():
         reasons = sorted(set(tidy["na_reason"].fillna("")) - {""})
         text += " N/A: not run or not finished (" + "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "") + ")."
-    if (tidy["flags"] != "").any():
+    if (counted(tidy)["flags"] != "").any():
         text += " [flags] mark data sets that differ from the paper's (see the dataset meta)."
+    if len(counted(tidy)) < len(tidy):
+        text += (f" [{NOT_COUNTED}]: shown, but left out of the w/t/l rows and of every claim"
+                 " (the table's not_counted; its cause in the gaps below).")
     derived = tidy.loc[tidy["derived"].fillna("") != "", ["dataset", "derived"]].drop_duplicates()
     if len(derived):
         by = derived.groupby("derived", sort=False)["dataset"].apply(lambda d: ", ".join(dict.fromkeys(d)))

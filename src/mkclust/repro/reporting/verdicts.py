@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from mkclust.repro.configuration import as_list, claim_kind
-from mkclust.repro.reporting.tables import GAP, _where, xcol
+from mkclust.repro.reporting.tables import GAP, _where, counted, xcol
 
 CLOSE = GAP
 SLOPE_TOLERANCE = 0.3
@@ -99,7 +99,7 @@ def _table(tables: dict, claim: dict) -> pd.DataFrame:
     name = claim.get("table")
     if name not in tables:
         raise ValueError(f"claim {claim['claim']!r}: no table {name!r} (tables: {', '.join(sorted(tables)) or 'none'})")
-    tidy = tables[name]
+    tidy = counted(tables[name])
     metrics = claim.get("metrics")
     if metrics:
         tidy = tidy[tidy["metric"].isin(metrics)]
