@@ -176,7 +176,7 @@ def test_box_svm_matches_a_generic_qp_solver_and_its_kkt_conditions(seed, C):
     f = lambda a: a.sum() - 0.5 * a @ Q2 @ a   # noqa: E731
     assert f(warm) == pytest.approx(f(cold), rel=1e-6, abs=1e-8)
     again, again_sweeps, _ = box_svm(Q2, C, alpha0=cold, tol=tol)    # from its own optimum: one sweep
-    assert again_sweeps == 1 and f(again) >= f(cold) - 1e-12
+    assert again_sweeps == 1 and f(again) >= f(cold) - 1e-10 * abs(f(cold))
 
 
 def test_box_svm_compiled_loop_takes_the_plain_loops_decisions():

@@ -96,15 +96,52 @@ def _dcd(Q, alpha, grad, C, tol, max_sweeps):   # pragma: no cover - compiled; i
     return sweeps, spread
 
 
+def _null_step(Q, alpha, grad, C):
+    """Where coordinate descent stalls: on a rank-deficient Q (a linear kernel of d features and more
+    than d free coordinates) the free block Q_FF is singular and Q_FF a_F = -g_F + Q_FF a_F has no
+    solution, so the sweeps drift along the null space of Q_FF without reaching a bound. Along a
+    null direction d the objective is linear, slope -g_F'd; step along the ascent direction until the
+    first coordinate reaches a bound (exact). Returns True if a step was taken."""
+    free = np.flatnonzero((alpha > 0.0) & (alpha < C))
+    if free.size < 2:
+        return False
+    w, V = np.linalg.eigh(Q[np.ix_(free, free)])
+    null = V[:, w <= 1e-10 * max(float(w[-1]), 1e-300)]
+    if null.shape[1] == 0:
+        return False
+    d = null @ (null.T @ -grad[free])             # the ascent direction in the null space
+    if not np.linalg.norm(d) > 1e-12 * max(1.0, np.linalg.norm(grad[free])):
+        return False
+    a = alpha[free]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = np.where(d > 0, (C - a) / d, np.where(d < 0, -a / d, np.inf))
+    t = float(steps.min())
+    if not np.isfinite(t) or t <= 0.0:
+        return False
+    new = np.clip(a + t * d, 0.0, C)
+    new[np.argmin(steps)] = C if d[np.argmin(steps)] > 0 else 0.0
+    delta = new - a
+    alpha[free] = new
+    grad += Q[:, free] @ delta
+    return True
+
+
 def box_svm(Q: np.ndarray, C: float, alpha0: np.ndarray | None = None, tol: float = 1e-4,
-            max_sweeps: int = 100_000) -> tuple[np.ndarray, int, float]:
+            max_sweeps: int = 100_000, stall_sweeps: int = 1000) -> tuple[np.ndarray, int, float]:
     """argmax_{0 <= a <= C} e'a - 1/2 a'Qa for a symmetric positive semi-definite ``Q`` (C-ordered
     float64), from ``alpha0`` (clipped to the box) or zero. Returns (alpha, sweeps, spread): the
     sweeps over the active coordinates and the projected gradient's final spread (at most ``tol``
-    unless ``max_sweeps`` ran out)."""
+    unless ``max_sweeps`` ran out). Every ``stall_sweeps`` sweeps without a stop, one exact step
+    along the null space of the free block (:func:`_null_step`) ends the drift of a rank-deficient Q."""
     Q = np.ascontiguousarray(Q, dtype=np.float64)
     n = Q.shape[0]
     alpha = np.zeros(n) if alpha0 is None else np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, float(C))
     grad = (Q @ alpha - 1.0) if alpha.any() else np.full(n, -1.0)
-    sweeps, spread = _dcd(Q, alpha, grad, float(C), float(tol), int(max_sweeps))
-    return alpha, int(sweeps), float(spread)
+    done, spread = 0, np.inf
+    while done < max_sweeps:
+        sweeps, spread = _dcd(Q, alpha, grad, float(C), float(tol), int(min(stall_sweeps, max_sweeps - done)))
+        done += int(sweeps)
+        if spread <= tol or not _null_step(Q, alpha, grad, float(C)):
+            if spread <= tol or done >= max_sweeps:
+                break
+    return alpha, int(done), float(spread)

@@ -20,7 +20,8 @@ eigenvector of diag(alpha) K diag(alpha), then improving swaps).
 
 **The multiple-kernel SVM**: for the current mu, the SVM dual on K o sum_k mu_k y_k y_k' over the box
 A = {0 <= alpha <= C}, solved by dual coordinate descent warm-started from the fit's previous SVM
-(:func:`mkclust.algorithms._box_svm.box_svm`), gives alpha_j and the value J(mu), an upper bound of min J. mu is updated by the group-lasso fixed
+(:func:`mkclust.algorithms._box_svm.box_svm`), gives alpha_j and the value
+J(mu), an upper bound of min J. mu is updated by the group-lasso fixed
 point of l1-MKL (Xu et al. 2010), mu_k proportional to ||w_k|| = mu_k sqrt(q_jk), q_jk = (alpha_j o
 y_k)'K(alpha_j o y_k). Each alpha_j is also a cut of the semi-infinite linear program (SILP,
 Sonnenburg et al. 2006), theta >= e'alpha_j - 1/2 sum_k mu_k q_jk, and the linear program min theta
@@ -70,7 +71,6 @@ from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE, POSITIVE_INT, Progress, SharedStartBatch,
     default_params,
 )
-from mkclust.algorithms._box_svm import box_svm
 from mkclust.algorithms._labels import _most_violated, abs_maxima, kkm_signs, orient
 from mkclust.kernels import center_kernel
 
@@ -204,6 +204,7 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         coordinate descent (:func:`~mkclust.algorithms._box_svm.box_svm`) from ``alpha0``, the
         previous SVM of the same fit (None: from zero). Q = K o W costs one GEMM (W) and one product
         written in place."""
+        from mkclust.algorithms._box_svm import box_svm   # numba: imported by the fits that need it
         W = (Y * mu[:, None]).T @ Y                                  # sum_k mu_k y_k y_k'
         np.multiply(K, W, out=W)
         alpha, sweeps, spread = box_svm(W, float(self.C), alpha0, tol=float(self.svm_tol))
@@ -288,6 +289,7 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         K = self._validate_kernel(K)
         if self.center:
             K = center_kernel(K)
+        from mkclust.algorithms._box_svm import box_svm
         box_svm(np.ones((1, 1)), 1.0)      # load (or compile) the SVM's loop here, outside the fits' timings
         beta = 0.03 * K.shape[0] if self.balance is None else float(self.balance)
         return K, beta, np.ascontiguousarray(K.T), abs_maxima(K)

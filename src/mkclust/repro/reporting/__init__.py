@@ -3,7 +3,8 @@
 Reporting reads results tables only; it never imports the algorithms.
 """
 
-from mkclust.repro.reporting.tables import attach_causes, build_table, read_results, reduce_runs, write_table
+from mkclust.repro.reporting.causes import attach_causes
+from mkclust.repro.reporting.tables import build_table, read_results, reduce_runs, write_table
 
 _FIGURES = ("FIGURE_KINDS", "make_figure", "save_figure")
 

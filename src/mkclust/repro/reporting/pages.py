@@ -17,7 +17,7 @@ from mkclust.repro.reference import CAUSES
 from mkclust.repro.provenance import commit, versions
 from mkclust.repro.reporting._html import html_page, html_table, write_text
 from mkclust.repro.reporting.reference_run import reference_counts, reference_line
-from mkclust.repro.reporting.tables import cell_list, gap_groups
+from mkclust.repro.reporting.causes import cell_list, gap_groups
 from mkclust.repro.reporting.verdicts import VERDICT_COLUMNS, gap_counts
 
 # ------------------------------------------------------------------------------------------------

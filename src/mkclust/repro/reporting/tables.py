@@ -23,9 +23,10 @@ from scipy import stats
 
 from mkclust._io import atomic_open
 from mkclust.repro.configuration import as_list
-from mkclust.repro.reference import CAUSES, load_causes, load_reference
+from mkclust.repro.reference import CAUSES, load_reference
 from mkclust.repro.reporting._html import html_page, html_table, write_text
-from mkclust.repro.reporting.reference_run import REFERENCE_MARKS, noise_limit
+from mkclust.repro.reporting.causes import GAP, cell_list, gap_groups
+from mkclust.repro.reporting.reference_run import REFERENCE_MARKS
 
 SEED_RULES = ("mean", "best_objective")
 PARAM_RULES = ("only", "mean", "best_param_by_metric")
@@ -261,75 +262,6 @@ def _compare(tidy: pd.DataFrame, series: dict, spec: dict, skip: set = frozenset
         if key not in series or refkey not in series or r["dataset"] in skip:
             continue
         tidy.loc[i, ["vs", "p_value"]] = paired_outcome(series[refkey], series[key], alpha)
-
-
-#: a cell further than this from its published value gets a cause (``attach_causes``)
-GAP = 0.02
-
-
-def attach_causes(tidy: pd.DataFrame, paper: str, table: str, causes: pd.DataFrame | None = None,
-                  mean_of_runs: bool | list[str] = False) -> pd.DataFrame:
-    """``tidy`` with ``cause`` and ``evidence`` for every cell more than :data:`GAP` from its
-    published value: the most specific row of ``causes`` (default :func:`load_causes`) for
-    (``paper``, ``table``, dataset, column, metric), ``*`` matching anything; a cell no row names is
-    ``not-yet-explained``. Other cells get empty strings.
-
-    ``mean_of_runs``: the published values (True: all; a list: those of these columns) are the
-    authors' means over as many random starts as ours (``reference: {mean_of_runs: ...}``). A cell
-    that would be ``not-yet-explained`` and whose difference is within two standard errors of the
-    difference of two such means, 2 sqrt(2) times its own standard error (the authors' runs assumed
-    as spread as ours), is ``seed-noise``, with the
-    numbers of each such metric of its (dataset, column) as evidence; one beyond that stays
-    ``not-yet-explained``, its numbers put before the matching row's evidence (what was tried)."""
-    causes = load_causes() if causes is None else causes
-    rows = causes[(causes["paper"] == paper) & (causes["table"] == table)]
-    out = tidy.copy()
-    out["cause"], out["evidence"] = "", ""
-    off = out["published"].notna() & (out["diff"].abs() > GAP + 1e-12)
-    noise: dict[tuple, list[int]] = {}
-    for i in out.index[off]:
-        r = out.loc[i]
-        hit = rows[rows["dataset"].isin([r["dataset"], "*"]) & rows["column"].isin([r["column"], "*"])
-                   & rows["metric"].isin([r["metric"], "*"])]
-        if hit.empty:
-            cause, evidence = "not-yet-explained", ""
-        else:
-            best = hit.loc[(hit[["dataset", "column", "metric"]] != "*").sum(axis=1).idxmax()]
-            cause, evidence = best["cause"], best["evidence"]
-        se = float(r["se"]) if "se" in out.columns else math.nan
-        means = mean_of_runs is True or (isinstance(mean_of_runs, list) and r["column"] in mean_of_runs)
-        limit = noise_limit(se, se)   # the authors' runs assumed as spread as ours
-        if means and cause == "not-yet-explained" and limit > 0:
-            if abs(r["diff"]) <= limit:
-                noise.setdefault((r["dataset"], r["column"]), []).append((i, limit))
-                continue
-            evidence = (f"{r['metric']} {r['value']:.3f} against {r['published']:.3f} ({r['diff']:+.3f}), beyond two "
-                        f"standard errors of the difference of two means over random starts ({limit:.3f})"
-                        + (f"; {evidence}" if evidence else ""))
-        out.loc[i, ["cause", "evidence"]] = [cause, evidence]
-    for cells in noise.values():
-        parts = [f"{out.loc[i, 'metric']} {out.loc[i, 'value']:.3f} against {out.loc[i, 'published']:.3f} "
-                 f"({out.loc[i, 'diff']:+.3f}; two standard errors of the difference {limit:.3f})"
-                 for i, limit in cells]
-        text = ("the published value is the authors' mean over their own random starts, ours over ours: "
-                + "; ".join(parts))
-        for i, _ in cells:
-            out.loc[i, ["cause", "evidence"]] = ["seed-noise", text]
-    return out
-
-
-def gap_groups(tidy: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
-    """(cause, evidence, cells) of the cells more than GAP from their published value, one entry per
-    cause and evidence in table order; [] for a table without causes (:func:`attach_causes`)."""
-    if "cause" not in tidy.columns:
-        return []
-    off = tidy[tidy["cause"].fillna("") != ""]
-    return [(c, e, g) for (c, e), g in off.groupby([off["cause"], off["evidence"].fillna("")], sort=False)]
-
-
-def cell_list(cells: pd.DataFrame) -> str:
-    """'dataset column metric (diff)' of each cell, comma-separated."""
-    return ", ".join(f"{r.dataset} {r.column} {r.metric} ({r.diff:+.3f})" for r in cells.itertuples())
 
 
 def _gap_text(tidy: pd.DataFrame) -> tuple[str, list[tuple[str, str]]]:

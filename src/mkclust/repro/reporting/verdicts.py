@@ -44,7 +44,8 @@ import numpy as np
 import pandas as pd
 
 from mkclust.repro.configuration import as_list, claim_kind
-from mkclust.repro.reporting.tables import GAP, _where, counted, xcol
+from mkclust.repro.reporting.causes import GAP
+from mkclust.repro.reporting.tables import _where, counted, xcol
 
 CLOSE = GAP
 SLOPE_TOLERANCE = 0.3
