@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from mkclust.repro.archive import (archive_files, archived_groups, compare_runs, main as archive_cli, missing_groups,
+from mkclust.repro.archive import (archive_files, archived_groups, compare_runs, drop_groups, main as archive_cli,
+                                  missing_groups,
                                    records_file, write_piece)
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.planning import plan
@@ -134,6 +135,36 @@ def test_a_new_piece_takes_only_the_groups_no_other_piece_holds(archive, tiny_pl
         write_piece(copy, "second", p, wd / "data", [TINY])
     write_piece(copy, "all", p, wd / "data", [TINY])          # the same piece again replaces itself
     assert set(archived_groups(copy).values()) == {"all"}
+
+
+def test_dropped_groups_become_missing_and_the_rest_of_the_piece_is_unchanged(archive, tiny_plan, tmp_path):
+    """Stale groups out of a piece: their rows and names go, the manifest says why, every other row is
+    as it was, the archive still verifies, and a piece computing them again is accepted."""
+    p, wd = tiny_plan
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    groups = sorted(archived_groups(copy))
+    drop = groups[:2]
+    before = {f.name: pd.read_csv(f, low_memory=False) for f in (copy / "all").glob("*.csv.gz")}
+    (tmp_path / "stale.txt").write_text("\n".join(drop) + "\n")
+    assert archive_cli(["drop", str(copy), "--piece", "all", "--groups", str(tmp_path / "stale.txt"),
+                        "--reason", "code changed", str(TINY)]) == 0
+    assert sorted(archived_groups(copy)) == groups[2:]
+    assert sorted("/".join(g) for g in missing_groups(p, copy)) == drop
+    man = json.loads((copy / "all" / "manifest.json").read_text())
+    assert man["dropped"][0]["groups"] == drop and man["dropped"][0]["reason"] == "code changed"
+    planned = {"/".join(g): runs for g, runs in p.run_groups().items()}
+    gone = {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, r.seed) for n in drop for r in planned[n]}
+    after = {f.name: pd.read_csv(f, low_memory=False) for f in (copy / "all").glob("*.csv.gz")}
+    key = ["experiment", "algorithm", "dataset", "bank", "param_id", "seed"]
+    kept = pd.concat([df[[k not in gone for k in df[key].itertuples(index=False, name=None)]]
+                      for df in before.values()]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(pd.concat(after.values()).reset_index(drop=True), kept)
+    assert man["runs"] == len(kept)
+    write_piece(copy, "again", p, wd / "data", [TINY])        # the dropped groups, computed again
+    assert sorted(archived_groups(copy)) == groups
+    with pytest.raises(ValueError, match="not groups of piece"):
+        drop_groups(copy, "all", p, drop, "twice")
 
 
 def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tiny_plan, tmp_path_factory):

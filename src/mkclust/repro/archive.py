@@ -25,6 +25,8 @@ Command line (``mkclust archive --help``)::
     snakemake --cores 2 --configfile workflow/configs/paper.yaml --config data_dir=/work/run/data -- \
         $(mkclust archive missing results/paper workflow/configs/paper.yaml --targets /work/run/data)
     mkclust archive compare results/paper --data /tmp/rerun/data workflow/configs/paper.yaml
+    mkclust archive drop results/paper --piece 2026-11-26d_odmc --groups stale.txt --reason "..." \
+        workflow/configs/paper.yaml
 """
 
 from __future__ import annotations
@@ -144,6 +146,40 @@ def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, con
     }
     with atomic_open(folder / MANIFEST, "w", encoding="utf-8") as fh:
         json.dump(manifest, fh, indent=1)
+        fh.write("\n")
+    return folder / MANIFEST
+
+
+def drop_groups(archive: str | Path, piece: str, plan, names: list[str], reason: str) -> Path:
+    """Take the run groups ``names`` out of ``piece`` (their rows out of its tables, their names out of
+    its manifest's groups), where a code change made their results stale: they become missing, and a
+    later piece computes them again. The manifest keeps what was dropped, when and why (``dropped``);
+    its runs, fit CPU and file digests are those of what remains. Returns the manifest's path."""
+    folder = Path(archive) / piece
+    man = json.loads((folder / MANIFEST).read_text())
+    names = sorted(set(names))
+    foreign = [n for n in names if n not in man["groups"]]
+    if foreign:
+        raise ValueError(f"not groups of piece {piece}: {', '.join(foreign[:5])}")
+    planned = {group_name(g): runs for g, runs in plan.run_groups().items()}
+    gone = {run_key(r) for n in names for r in planned[n]}
+    files, cpu, runs = {}, 0.0, 0
+    for name in sorted(man["files"]):
+        df = read_csv_exact(folder / name)
+        df = df[[k not in gone for k in df[RUN_KEY].itertuples(index=False, name=None)]]
+        if df.empty:
+            (folder / name).unlink()
+            continue
+        _write_gz_csv(df, folder / name)
+        files[name] = sha256_file(folder / name)
+        cpu += float(pd.to_numeric(df.get("cpu_seconds"), errors="coerce").fillna(0).sum())
+        runs += len(df)
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    man.update(groups=[g for g in man["groups"] if g not in names], files=files, runs=runs,
+               fit_cpu_seconds=round(cpu, 3),
+               dropped=man.get("dropped", []) + [{"date": when, "reason": reason, "groups": names}])
+    with atomic_open(folder / MANIFEST, "w", encoding="utf-8") as fh:
+        json.dump(man, fh, indent=1)
         fh.write("\n")
     return folder / MANIFEST
 
@@ -279,6 +315,12 @@ def main(argv=None) -> int:
     m.add_argument("--targets", metavar="DATA_DIR",
                    help="print only the records files of the missing groups under DATA_DIR, one per line: the "
                         "targets of a snakemake run that computes them (and nothing an earlier piece holds)")
+    d = sub.add_parser("drop", help="take stale run groups out of a piece (they become missing)")
+    d.add_argument("archive")
+    d.add_argument("--piece", required=True)
+    d.add_argument("--groups", required=True, help="a file of group names, one per line (mkclust archive missing --list)")
+    d.add_argument("--reason", required=True, help="why their results are stale (kept in the manifest)")
+    d.add_argument("configfiles", nargs="+")
     c = sub.add_parser("compare", help="a rerun's groups against the archive, run by run")
     c.add_argument("archive")
     c.add_argument("--data", required=True)
@@ -290,6 +332,12 @@ def main(argv=None) -> int:
         man = json.loads(path.read_text())
         print(f"{path}: {len(man['groups'])} run groups, {man['runs']} runs, "
               f"{man['fit_cpu_seconds'] / 3600:.3f} h of fit CPU, commit {man['commit']}")
+        return 0
+    if args.command == "drop":
+        names = [ln.strip() for ln in Path(args.groups).read_text().splitlines() if ln.strip()]
+        path = drop_groups(args.archive, args.piece, p, names, args.reason)
+        man = json.loads(path.read_text())
+        print(f"{path}: {len(names)} run groups dropped; {len(man['groups'])} left, {man['runs']} runs")
         return 0
     if args.command == "missing":
         gone = missing_groups(p, args.archive)
