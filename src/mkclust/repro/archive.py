@@ -318,7 +318,8 @@ def main(argv=None) -> int:
     d = sub.add_parser("drop", help="take stale run groups out of a piece (they become missing)")
     d.add_argument("archive")
     d.add_argument("--piece", required=True)
-    d.add_argument("--groups", required=True, help="a file of group names, one per line (mkclust archive missing --list)")
+    d.add_argument("--groups", required=True,
+                   help="a file of group names, one per line (as mkclust archive missing --list names them)")
     d.add_argument("--reason", required=True, help="why their results are stale (kept in the manifest)")
     d.add_argument("configfiles", nargs="+")
     c = sub.add_parser("compare", help="a rerun's groups against the archive, run by run")

@@ -142,10 +142,14 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
            "| paper | claims that hold | data sets covered | full verdict |", "|---|---|---|---|"]
     for paper, _, v in _verdicts(figures):
         held = int((v["status"] == "holds").sum())
-        ours = sorted({d for e in summary["experiments"] if e["paper"] == paper for d in e["datasets"]})
-        every = sorted({d for name, e in (full or {}).get("experiments", {}).items() if e.get("paper") == paper
-                        for d in e.get("datasets", [])})
-        covered = f"{len([d for d in every if d in ours])} of {len(every)}" if every else str(len(ours))
+        ran = {e["experiment"]: set(e["datasets"]) for e in summary["experiments"] if e["paper"] == paper}
+        ours = sorted(set().union(*ran.values()))
+        planned = {name: e.get("datasets", []) for name, e in (full or {}).get("experiments", {}).items()
+                   if e.get("paper") == paper}
+        every = sorted({d for sets in planned.values() for d in sets})
+        # a set is covered when every experiment of the paper that lists it ran it whole
+        whole = [d for d in every if all(d in ran.get(name, ()) for name, sets in planned.items() if d in sets)]
+        covered = f"{len(whole)} of {len(every)}" if every else str(len(ours))
         link = f"[verdict]({pages}/{paper}/verdict.md)" if pages else f"`figures/{paper}/verdict.md`"
         out.append(f"| {paper_name(paper)} | {held} of {len(v)}{not_evaluated_note(v)} | {covered} | {link} |")
     return "\n".join(out + ["", END])
