@@ -141,7 +141,7 @@ def box_svm(Q: np.ndarray, C: float, alpha0: np.ndarray | None = None, tol: floa
     while done < max_sweeps:
         sweeps, spread = _dcd(Q, alpha, grad, float(C), float(tol), int(min(stall_sweeps, max_sweeps - done)))
         done += int(sweeps)
-        if spread <= tol or not _null_step(Q, alpha, grad, float(C)):
-            if spread <= tol or done >= max_sweeps:
-                break
+        if spread <= tol:
+            break
+        _null_step(Q, alpha, grad, float(C))
     return alpha, int(done), float(spread)
