@@ -43,8 +43,9 @@ Choices the paper leaves to us (documented, tested):
   each of them, and on the centred kernel (below) the bias is not needed; the ODMC paper's own
   model, whose baseline this is, has none either (h(x) = w'phi(x), its Eq. 1-3). Until 2026-11-27
   the SVM was libsvm's (``SVC``) with a bias, i.e. the extra constraint s'alpha = 0 for s the start
-  y_1: that tied the fit to its start (on heart-statlog the labels equalled the start in 9 of 10
-  seeds) and is not the paper's problem.
+  y_1, which is not the paper's problem. (The bias was not what kept the labels at the start: on
+  heart-statlog's linear kernel they equal it in 9 of 10 seeds either way, and no fit there stops by
+  the criterion before ``max_labels`` = 50; docs/papers.md, ODMC.)
 - **Start**: B = {y_1}, y_1 the kernel k-means labelling (two random centres, ``random_state``)
   made balanced by :func:`~mkclust.algorithms._labels.balanced_signs`.
 - **Labels**: sign(sum_k mu_k y_k), the mu-weighted vote of B, as ODMC labels from its relaxation
