@@ -2,14 +2,17 @@
 solvers, their invariants, and labels on data with known structure."""
 
 import itertools
+import warnings
 
 import cvxpy as cp
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from mkclust import metrics
 from mkclust.algorithms import GMMC, LGMMC, ODMC, IterSVR, get_estimator
 from mkclust.algorithms.base import NotFinished
+from mkclust.algorithms._gmmc_ipm import gmmc_ipm
 from mkclust.algorithms.gmmc import gmmc_sdp
 from mkclust.algorithms.lgmmc import label_kernel_values, silp_step
 from mkclust.kernels import center_kernel
@@ -294,7 +297,7 @@ def test_gmmc_not_finished_is_reported():
 
 
 def test_gmmc_c_path_warm_started_solves_each_sdp_in_fewer_iterations():
-    """fit_batch: its first (smallest) C equals fit; every other C reaches the value of the primal
+    """fit_batch with SCS: its first (smallest) C equals fit; every other C reaches the value of the primal
     relaxation (Clarabel's interior point) to SCS's tolerance and gives fit's labels, and the path
     takes fewer SCS iterations than the cold fits."""
     rng = np.random.default_rng(2)
@@ -302,8 +305,8 @@ def test_gmmc_c_path_warm_started_solves_each_sdp_in_fewer_iterations():
     sq = ((X[:, None] - X[None]) ** 2).sum(-1)
     K = np.exp(-sq / sq.mean())
     Cs = [100.0, 1.0, 1000.0, 10.0]  # fit_batch orders the path itself
-    batch = GMMC.fit_batch([GMMC(C=C) for C in Cs], K)
-    cold = [GMMC(C=C).fit(K) for C in Cs]
+    batch = GMMC.fit_batch([GMMC(C=C, solver="scs") for C in Cs], K)
+    cold = [GMMC(C=C, solver="scs").fit(K) for C in Cs]
     first = Cs.index(1.0)
     assert np.array_equal(batch[first].M_, cold[first].M_) and batch[first].objective_ == cold[first].objective_
     n = K.shape[0]
@@ -316,6 +319,63 @@ def test_gmmc_c_path_warm_started_solves_each_sdp_in_fewer_iterations():
         assert b.objective_ == pytest.approx(exact, rel=2e-3)
         assert metrics.acc(c.labels_, b.labels_) == 1.0
     assert sum(b.n_iter_ for b in batch) < 0.7 * sum(c.n_iter_ for c in cold)
+
+
+@pytest.mark.parametrize("n, C, beta", [(12, 1.0, 1.0), (30, 1000.0, 0.9), (30, 100.0, 9.0), (45, 10.0, 40.0)])
+def test_gmmc_interior_point_matches_a_generic_solver_and_its_optimality_conditions(n, C, beta):
+    """The hand-written IPM against Clarabel's on the primal relaxation, and its own KKT conditions:
+    X and Z PSD, diag X = e, <ee', X> <= beta^2, t >= 0, <X, Z> + s t = 0 (to the tolerance)."""
+    rng = np.random.default_rng(n)
+    F = rng.normal(size=(n, 3))
+    F[: n // 3] += 2.0
+    sq = ((F[:, None] - F[None]) ** 2).sum(-1)
+    A = np.linalg.inv(center_kernel(np.exp(-sq / sq.mean())) + np.eye(n) / C)
+    A = (A + A.T) / 2
+    sol = gmmc_ipm(A, beta)
+    M = cp.Variable((n, n), PSD=True)
+    exact = cp.Problem(cp.Minimize(cp.trace(A @ M)), [cp.diag(M) == 1, cp.sum(M) <= beta**2]).solve(solver=cp.CLARABEL)
+    assert sol.converged and sol.iterations < 40
+    assert sol.primal == pytest.approx(exact, rel=1e-6) and sol.dual == pytest.approx(exact, rel=1e-6)
+    Z = A - np.diag(sol.z) + sol.t
+    scale = 1 + abs(sol.primal)
+    assert np.linalg.eigvalsh(sol.X).min() > -1e-9 and np.linalg.eigvalsh(Z).min() > -1e-9 * scale
+    np.testing.assert_allclose(np.diag(sol.X), 1.0, atol=1e-8)
+    assert sol.X.sum() <= beta**2 * (1 + 1e-8) and sol.t >= 0
+    assert np.sum(sol.X * Z) + sol.t * (beta**2 - sol.X.sum()) <= 1e-8 * scale * 3
+
+
+def test_gmmc_ends_by_its_tolerance_where_scs_stops_at_its_budget():
+    """GMMC's stop: on a centred Gaussian kernel at C = 1000, SCS uses up 5,000 iterations; the IPM
+    ends by its tolerance (relative gap <= eps, in fewer steps than the guard) at a lower SDP value
+    bound than SCS's budget allows, and a tighter eps takes more steps; the guard still reports."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + [2.0, 0, 0]])
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.exp(-sq / (0.3 * sq.mean()))
+    with pytest.raises(NotFinished, match="SCS used its budget of max_iter = 5000"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # cvxpy: "Solution may be inaccurate"
+        GMMC(C=1000.0, solver="scs", max_iter=5000).fit(K)
+    loose, tight = GMMC(C=1000.0, eps=1e-4).fit(K), GMMC(C=1000.0).fit(K)
+    for est, eps in ((loose, 1e-4), (tight, 1e-8)):
+        assert est.solver_status_ == "optimal" and est.relative_gap_ <= eps and est.n_iter_ < 100
+    assert loose.n_iter_ < tight.n_iter_
+    assert loose.objective_ == pytest.approx(tight.objective_, rel=1e-3)
+    y = 1.0 - 2.0 * tight.labels_     # the relaxation bounds its own rounded labelling's y'Ay from below
+    A = np.linalg.inv(center_kernel(K) + np.eye(40) / 1000.0)
+    assert tight.objective_ <= y @ A @ y
+    with pytest.raises(NotFinished, match="max_iter = 3 Newton steps"):
+        GMMC(C=1000.0, max_iter=3).fit(K)
+
+
+def test_gmmc_is_the_same_with_one_or_two_threads():
+    """The SDP ends by its tolerance, so the BLAS thread count changes only the last bits."""
+    K, _ = shifted_blobs(n=60, gap=2.0)
+    with threadpool_limits(1):
+        one = GMMC(C=100.0).fit(K)
+    with threadpool_limits(2):
+        two = GMMC(C=100.0).fit(K)
+    assert np.array_equal(one.labels_, two.labels_)
+    assert one.objective_ == pytest.approx(two.objective_, rel=1e-9)
 
 
 def test_gmmc_batch_reports_not_finished_per_estimator():
