@@ -167,6 +167,31 @@ def test_dropped_groups_become_missing_and_the_rest_of_the_piece_is_unchanged(ar
         drop_groups(copy, "all", p, drop, "twice")
 
 
+def test_groups_the_configuration_no_longer_plans_are_dropped_by_name(archive, tiny_plan, tmp_path):
+    """A fixed parameter changed, so the archived groups' names are no longer planned: dropping them by
+    name (a batched parameter's "each" matching any value) takes out exactly the rows that dropping
+    them with the configuration that planned them does."""
+    p, _ = tiny_plan
+    batched = sorted(n for n in archived_groups(archive) if "=each" in n)[:2]
+    assert batched
+    runs = {"/".join(g): rs for g, rs in p.run_groups().items()}
+    assert all(len(runs[n]) > 1 for n in batched)
+
+    class NoLongerPlanned:
+        def run_groups(self):
+            return {}
+
+    rows = {}
+    for how, plan in (("planned", p), ("by_name", NoLongerPlanned())):
+        copy = tmp_path / how
+        shutil.copytree(archive, copy)
+        drop_groups(copy, "all", plan, batched, "a fixed parameter changed")
+        rows[how] = pd.concat(pd.read_csv(f, low_memory=False) for f in sorted((copy / "all").glob("*.csv.gz")))
+    assert len(rows["by_name"]) < sum(len(pd.read_csv(f, low_memory=False))
+                                      for f in (archive / "all").glob("*.csv.gz"))
+    pd.testing.assert_frame_equal(rows["by_name"].reset_index(drop=True), rows["planned"].reset_index(drop=True))
+
+
 def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tiny_plan, tmp_path_factory):
     """The tiny run compared with its own archive: every cell identical; with an archive whose k-means
     runs on digits1v7 were moved by 0.3, exactly that cell differs, named in the table, the verdict and

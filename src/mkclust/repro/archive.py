@@ -150,11 +150,26 @@ def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, con
     return folder / MANIFEST
 
 
+def _in_group(key: tuple, group: tuple) -> bool:
+    """Whether the run with results-row key ``key`` (:data:`RUN_KEY`) belongs to the run group
+    ``group`` (experiment, algorithm, dataset, bank, group id): the same first four, and the same
+    parameters with each batched one (``each`` in the group id) at any value."""
+    if tuple(map(str, key[:4])) != group[:4]:
+        return False
+    if str(key[4]) == group[4]:
+        return True
+    run = dict(kv.partition("=")[::2] for kv in str(key[4]).split("+"))
+    grp = dict(kv.partition("=")[::2] for kv in group[4].split("+"))
+    return run.keys() == grp.keys() and all(v == "each" or run[k] == v for k, v in grp.items())
+
+
 def drop_groups(archive: str | Path, piece: str, plan, names: list[str], reason: str) -> Path:
     """Take the run groups ``names`` out of ``piece`` (their rows out of its tables, their names out of
     its manifest's groups), where a code change made their results stale: they become missing, and a
     later piece computes them again. The manifest keeps what was dropped, when and why (``dropped``);
-    its runs, fit CPU and file digests are those of what remains. Returns the manifest's path."""
+    its runs, fit CPU and file digests are those of what remains. A group the configuration ``plan``
+    no longer plans (a fixed parameter changed its name) is dropped by its name. Returns the
+    manifest's path."""
     folder = Path(archive) / piece
     man = json.loads((folder / MANIFEST).read_text())
     names = sorted(set(names))
@@ -162,11 +177,15 @@ def drop_groups(archive: str | Path, piece: str, plan, names: list[str], reason:
     if foreign:
         raise ValueError(f"not groups of piece {piece}: {', '.join(foreign[:5])}")
     planned = {group_name(g): runs for g, runs in plan.run_groups().items()}
-    gone = {run_key(r) for n in names for r in planned[n]}
+    gone = {run_key(r) for n in names if n in planned for r in planned[n]}
+    # a group the configuration no longer plans (a fixed parameter changed, and with it the group's
+    # name): its rows by name, a batched parameter ("each") matching any value
+    unplanned = [tuple(n.split("/", 4)) for n in names if n not in planned]
     files, cpu, runs = {}, 0.0, 0
     for name in sorted(man["files"]):
         df = read_csv_exact(folder / name)
-        df = df[[k not in gone for k in df[RUN_KEY].itertuples(index=False, name=None)]]
+        df = df[[k not in gone and not any(_in_group(k, g) for g in unplanned)
+                 for k in df[RUN_KEY].itertuples(index=False, name=None)]]
         if df.empty:
             (folder / name).unlink()
             continue
