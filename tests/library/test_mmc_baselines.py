@@ -339,9 +339,9 @@ def test_gmmc_interior_point_matches_a_generic_solver_and_its_optimality_conditi
     Z = A - np.diag(sol.z) + sol.t
     scale = 1 + abs(sol.primal)
     assert np.linalg.eigvalsh(sol.X).min() > -1e-9 and np.linalg.eigvalsh(Z).min() > -1e-9 * scale
-    np.testing.assert_allclose(np.diag(sol.X), 1.0, atol=1e-8)
+    np.testing.assert_allclose(np.diag(sol.X), 1.0, atol=1e-7)
     assert sol.X.sum() <= beta**2 * (1 + 1e-8) and sol.t >= 0
-    assert np.sum(sol.X * Z) + sol.t * (beta**2 - sol.X.sum()) <= 1e-8 * scale * 3
+    assert np.sum(sol.X * Z) + sol.t * (beta**2 - sol.X.sum()) <= 1e-7 * scale * 3
 
 
 def test_gmmc_ends_by_its_tolerance_where_scs_stops_at_its_budget():
@@ -356,7 +356,7 @@ def test_gmmc_ends_by_its_tolerance_where_scs_stops_at_its_budget():
         warnings.simplefilter("ignore", UserWarning)   # cvxpy: "Solution may be inaccurate"
         GMMC(C=1000.0, solver="scs", max_iter=5000).fit(K)
     loose, tight = GMMC(C=1000.0, eps=1e-4).fit(K), GMMC(C=1000.0).fit(K)
-    for est, eps in ((loose, 1e-4), (tight, 1e-8)):
+    for est, eps in ((loose, 1e-4), (tight, 1e-7)):
         assert est.solver_status_ == "optimal" and est.relative_gap_ <= eps and est.n_iter_ < 100
     assert loose.n_iter_ < tight.n_iter_
     assert loose.objective_ == pytest.approx(tight.objective_, rel=1e-3)
@@ -365,6 +365,11 @@ def test_gmmc_ends_by_its_tolerance_where_scs_stops_at_its_budget():
     assert tight.objective_ <= y @ A @ y
     with pytest.raises(NotFinished, match="max_iter = 3 Newton steps"):
         GMMC(C=1000.0, max_iter=3).fit(K)
+    # a tolerance at rounding's limit: stalled within 100 x eps is "optimal_inaccurate", beyond it N/A
+    near = GMMC(C=1000.0, eps=1e-13).fit(K)
+    assert near.solver_status_ == "optimal_inaccurate" and 1e-13 < near.relative_gap_ <= 1e-11
+    with pytest.raises(NotFinished, match="stalled .* relative gap .* > 100 x eps = 1e-16"):
+        GMMC(C=1000.0, eps=1e-16).fit(K)
 
 
 def test_gmmc_is_the_same_with_one_or_two_threads():

@@ -21,9 +21,10 @@ predictor-corrector: an affine step (sigma = 0) measures how far the gap can fal
 (gap_affine / gap)^3, and the corrector adds the second-order term. Separate primal and dual step
 lengths, 0.98 of the largest keeping X, Z, s, t positive. The start is strictly feasible (X = a
 scaled I - c ee'/n with diag 1 and <ee', X> = min(n, beta^2 / 2); z below A's smallest eigenvalue,
-t = 1), and every step keeps the linear constraints (their residuals are carried, so rounding is
+t so that s t is the matrix part's mean <X, Z> / n), and every step keeps the linear constraints (their residuals are carried, so rounding is
 corrected rather than accumulated). It stops when the duality gap <X, Z> + s t is below ``tol``
-times 1 + |primal| + |dual| and diag(X) is within ``tol`` of e.
+times 1 + |primal| + |dual| and diag(X) is within ``tol`` of e; 1e-7 by default, as the
+relative gap can stall at 1e-8 to 5e-8 in double precision at C = 1000 (house, n = 232).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class SdpSolution:
     primal: float
     dual: float
     converged: bool
+    stalled: bool
     iterations: int
     seconds: float
     relative_gap: float
@@ -57,17 +59,33 @@ def _max_step(L: np.ndarray, D: np.ndarray) -> float:
     return np.inf if lam >= 0 else -1.0 / lam
 
 
+def _interior(make, a: float, halvings: int = 30):
+    """(M, its Cholesky factor, a') for M = make(a') and the largest a' = a / 2^k, k < ``halvings``,
+    whose factor exists; (None, None, 0.0) if none does."""
+    for _ in range(halvings):
+        M = make(a)
+        try:
+            return M, linalg.cholesky(M, lower=True), a
+        except linalg.LinAlgError:
+            a *= 0.5
+    return None, None, 0.0
+
+
 def _start(A: np.ndarray, beta: float):
+    """A strictly feasible, roughly centred start: X with diag 1 and <ee', X> = min(n, beta^2 / 2);
+    z below A's smallest eigenvalue; t with s t equal to the mean of the matrix part's <X, Z> / n."""
     n = A.shape[0]
     q = min(float(n), beta**2 / 2)
     c = (n - q) / (n - q / n)                 # X = D (I - c ee'/n) D, diag 1, e'Xe = q
     X = (np.eye(n) - c / n) / (1.0 - c / n)
     lam_min = linalg.eigvalsh(A, subset_by_index=[0, 0])[0]
     z = np.full(n, lam_min - max(1.0, float(np.abs(np.diag(A)).mean())))
-    return X, beta**2 - q, z, 1.0
+    s = beta**2 - q
+    t = float(np.sum(X * (A - np.diag(z)))) / n / s
+    return X, s, z, t
 
 
-def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-8, max_iter: int = 100,
+def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-7, max_iter: int = 100,
              step: float = 0.98) -> SdpSolution:
     """Solve the SDP of the module docstring for a symmetric A and beta > 0.
 
@@ -77,10 +95,11 @@ def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-8, max_iter: int = 100,
         Symmetric.
     beta : float
         The balance bound, > 0 (beta = 0 leaves the primal no interior point).
-    tol : float, default=1e-8
+    tol : float, default=1e-7
         Relative duality gap and primal residual at which it stops.
     max_iter : int, default=100
-        Newton steps at most; a solve that uses them all returns ``converged=False``.
+        Newton steps at most; a solve that uses them all returns ``converged=False``, and so does one
+        whose relative gap did not halve in 5 steps (stalled: rounding, near the optimum).
     step : float, default=0.98
         The share of the largest step that keeps the iterates interior.
     """
@@ -91,10 +110,11 @@ def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-8, max_iter: int = 100,
     n = A.shape[0]
     e = np.ones(n)
     X, s, z, t = _start(A, beta)
+    Z = A - np.diag(z) + t
+    Lx, Lz = linalg.cholesky(X, lower=True), linalg.cholesky(Z, lower=True)
     b2 = beta**2
-    it, converged, rel = 0, False, np.inf
+    it, converged, stalled, rel, history = 0, False, False, np.inf, []
     while True:
-        Z = A - np.diag(z) + t
         primal, dual = float(np.sum(A * X)), float(z.sum() - b2 * t)
         gap = float(np.sum(X * Z)) + s * t
         rp = e - np.diag(X)
@@ -103,14 +123,12 @@ def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-8, max_iter: int = 100,
         if rel < tol and np.abs(rp).max() < tol and abs(rs) < tol * b2:
             converged = True
             break
-        if it >= max_iter:
+        history.append(gap)
+        # near the end (relative gap below 1e-3), 5 steps without halving the gap: rounding's limit
+        stalled = stalled or (rel < 1e-3 and len(history) > 5 and gap > 0.5 * history[-6])
+        if it >= max_iter or stalled:
             break
         it += 1
-        try:
-            Lz = linalg.cholesky(Z, lower=True)
-            Lx = linalg.cholesky(X, lower=True)
-        except linalg.LinAlgError:
-            break                               # lost interiority to rounding: report as not converged
         Zi = linalg.cho_solve((Lz, True), np.eye(n))
         Zi = 0.5 * (Zi + Zi.T)
         S = linalg.cho_factor(Zi * X)           # Z^-1 o X: the diagonal constraints' Schur block
@@ -146,7 +164,16 @@ def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-8, max_iter: int = 100,
         R = sigma * mu * np.eye(n) - dZa @ dX                          # corrector: second-order term
         dX, ds, dz, dt = direction(R, sigma * mu - s * t - ds * dt)
         ap, ad = lengths(dX, ds, dz, dt)
-        X, s = X + ap * dX, s + ap * ds
-        z, t = z + ad * dz, t + ad * dt
-    return SdpSolution(z=z, t=float(t), X=X, primal=primal, dual=dual, converged=converged, iterations=it,
+        # near the optimum X or Z is close to singular and the step's 2 % margin can be lost to
+        # rounding: halve the step until the new iterate's Cholesky factor exists (it is reused);
+        # Z is formed from (z, t), so the dual constraint holds exactly
+        Xn, Lxn, ap = _interior(lambda a: X + a * dX, ap)
+        Zn, Lzn, ad = _interior(lambda a: A - np.diag(z + a * dz) + (t + a * dt), ad)
+        if ap > 0:
+            X, Lx, s = Xn, Lxn, s + ap * ds
+        if ad > 0:
+            Z, Lz, z, t = Zn, Lzn, z + ad * dz, t + ad * dt
+        stalled = ap == 0 and ad == 0
+    return SdpSolution(z=z, t=float(t), X=X, primal=primal, dual=dual, converged=converged, stalled=stalled,
+                       iterations=it,
                        seconds=time.perf_counter() - t0, relative_gap=float(rel))
