@@ -19,12 +19,15 @@ samples).
 **Method.** The HKM direction, Z dX + dZ X = sigma mu I - Z X (dX symmetrised), with Mehrotra's
 predictor-corrector: an affine step (sigma = 0) measures how far the gap can fall, sigma =
 (gap_affine / gap)^3, and the corrector adds the second-order term. Separate primal and dual step
-lengths, 0.98 of the largest keeping X, Z, s, t positive. The start is strictly feasible (X = a
-scaled I - c ee'/n with diag 1 and <ee', X> = min(n, beta^2 / 2); z below A's smallest eigenvalue,
-t so that s t is the matrix part's mean <X, Z> / n), and every step keeps the linear constraints (their residuals are carried, so rounding is
-corrected rather than accumulated). It stops when the duality gap <X, Z> + s t is below ``tol``
-times 1 + |primal| + |dual| and diag(X) is within ``tol`` of e; 1e-7 by default, as the
-relative gap can stall at 1e-8 to 5e-8 in double precision at C = 1000 (house, n = 232).
+lengths, 0.98 of the largest keeping X, Z, s, t positive, halved while the new X or Z has no
+Cholesky factor (rounding, near the optimum). The start is strictly feasible (X = a scaled
+I - c ee'/n with diag 1 and <ee', X> = min(n, beta^2 / 2); z below A's smallest eigenvalue; t so that
+s t is the matrix part's mean <X, Z> / n), and every step keeps the linear constraints (their
+residuals are carried, so rounding is corrected rather than accumulated; Z is formed from z and t).
+It stops when the duality gap <X, Z> + s t is below ``tol`` times 1 + |primal| + |dual| and diag(X)
+is within ``tol`` of e (1e-7 by default: the relative gap can stall at 1e-8 to 5e-8 in double
+precision at C = 1000, house, n = 232), or when, with the relative gap below 1e-3, 5 steps have not
+halved the gap (``stalled``).
 """
 
 from __future__ import annotations
