@@ -3,13 +3,14 @@
 import cvxpy as cp
 import numpy as np
 import pytest
+from sklearn.decomposition import KernelPCA
 
 from mkclust import metrics
 from mkclust.algorithms import MKC, IterSVR, get_estimator
 from mkclust.algorithms import _mkc_socp as mkc_mod   # the SOCP, cuts and balanced labellings
 from mkclust.algorithms._labels import balanced_signs
 from mkclust.datasets import load
-from mkclust.kernels import build_bank, feature_map
+from mkclust.kernels import build_bank, center_kernel, feature_map
 
 
 def blobs(k=2, n=40, gap=6.0, seed=0):
@@ -192,14 +193,14 @@ def test_predict_matches_the_fit_and_generalises(two):
 
 def test_wide_features_reduced_to_rank_as_the_gram_path(two):
     """Feature matrices wider than ``rank`` (Nystroem features) are reduced to their top-rank
-    principal directions: the fit equals the fit on feature_map(F F', rank) (the same eigenpairs),
-    and predict projects new rows the same way."""
+    principal directions of the centred columns: the fit equals the fit on the kernel PCA of F F',
+    feature_map(H F F' H, rank) (the same eigenpairs), and predict projects new rows the same way."""
     K, y, _ = two
     full = [feature_map(Kk, rank=30) for Kk in K]  # ranks 2, 6 and 30 on two-dimensional blobs
     rot = [np.linalg.qr(np.random.default_rng(k).normal(size=(F.shape[1],) * 2))[0] for k, F in enumerate(full)]
     wide = [F @ R for F, R in zip(full, rot)]  # a rotated basis: only F F' is the same
     a = MKC(n_clusters=2, rank=8, random_state=0).fit(wide)
-    b = MKC(n_clusters=2, rank=8, random_state=0).fit([feature_map(F @ F.T, rank=8) for F in wide])
+    b = MKC(n_clusters=2, rank=8, random_state=0).fit([feature_map(center_kernel(F @ F.T), rank=8) for F in wide])
     np.testing.assert_array_equal(a.labels_, b.labels_)
     np.testing.assert_allclose(a.kernel_weights_, b.kernel_weights_, atol=1e-5)
     assert a.v_.shape == (2 + 6 + 8,)
@@ -209,6 +210,24 @@ def test_wide_features_reduced_to_rank_as_the_gram_path(two):
     assert metrics.acc(y, sub.predict(wide)) == 1.0
     with pytest.raises(ValueError, match="feature maps for a model of 3"):
         a.predict(wide[:2])
+
+
+def test_feature_map_is_kernel_pca_of_the_centred_kernel():
+    """MKC's features from a Gram bank are kernel PCA's (scikit-learn's KernelPCA on the precomputed
+    kernel, which centres it): equal up to each component's sign, for the training points and for
+    new points through the cross-kernel; without ``center`` they are the uncentred eigenpairs."""
+    rng = np.random.default_rng(0)
+    X, Xn = rng.normal(size=(60, 4)) + 3.0, rng.normal(size=(7, 4)) + 3.0   # far from the origin
+    K, Kn = (X @ X.T + 1) ** 2, (Xn @ X.T + 1) ** 2
+    est = MKC(n_clusters=2, rank=5, random_state=0).fit(K)
+    kpca = KernelPCA(n_components=5, kernel="precomputed").fit(K)
+    ref, ref_new = kpca.transform(K), kpca.transform(Kn)
+    sign = np.sign((est._Phi * ref).sum(axis=0))
+    np.testing.assert_allclose(est._Phi, ref * sign, atol=1e-9 * np.abs(ref).max())
+    new = Kn @ est._proj[0] - est.feature_mean_
+    np.testing.assert_allclose(new, ref_new * sign, atol=1e-8 * np.abs(ref).max())
+    raw = MKC(n_clusters=2, rank=5, center=False, random_state=0).fit(K)
+    np.testing.assert_allclose(np.abs(raw._Phi), np.abs(feature_map(K, rank=5)), atol=1e-9 * np.abs(ref).max())
 
 
 def test_single_kernel_mmc_and_digits():

@@ -216,8 +216,7 @@ class GMMC(BaseClusterer):
         K = self._validate_kernel(K)
         n = K.shape[0]
         if self.max_n is not None and n > int(self.max_n):
-            raise NotFinished(f"GMMC not run: n = {n} > max_n = {int(self.max_n)} (the n x n SDP would not "
-                              "finish within its budget)")
+            raise NotFinished(f"GMMC not run: n = {n} > max_n = {int(self.max_n)} (declined without trying)")
         if self.center:
             K = center_kernel(K)
         return K, 0.03 * n if self.balance is None else float(self.balance)

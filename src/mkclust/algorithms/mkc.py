@@ -1,14 +1,16 @@
 """Multiple kernel (maximum margin) clustering, MKC (Zhao, Kwok, Zhang, SDM 2009).
 
-Explicit feature maps Phi_k (n, D_k) stand in for the paper's kernel PCA: from a Gram bank they are
-:func:`mkclust.kernels.feature_map` of each kernel, the top-``rank`` eigenpairs Phi_k = U_k
-Lambda_k^(1/2) (default rank 50, the paper gives none; ``rank=None`` keeps every eigenpair above
-rounding noise); a list of feature matrices (a ``features`` bank) is used as given, except that one
-with more than ``rank`` columns (Nystroem features) is reduced to its top-``rank`` principal
-directions F V_r (the same eigenpairs of F F'). With ``center``
-(default, as kernel PCA does) each Phi_k is centred (its column means subtracted and kept).
-Unseen points are mapped by the same projection, Phi_k(x) = k(x, X) U_k Lambda_k^(-1/2) minus the
-training means.
+Explicit feature maps Phi_k (n, D_k) are the paper's kernel PCA (Sect. 2.1): from a Gram bank they
+are :func:`mkclust.kernels.feature_map` of each centred kernel H K_k H (H = I - ee'/n), the
+top-``rank`` eigenpairs Phi_k = U_k Lambda_k^(1/2) (default rank 50, the paper gives none;
+``rank=None`` keeps every eigenpair above rounding noise); a list of feature matrices (a ``features``
+bank) is centred and used as given, except that one with more than ``rank`` columns (Nystroem
+features) is reduced to the top-``rank`` principal directions of its centred columns (the kernel PCA
+of F F'). Unseen points are mapped by the same projection of the centred cross-kernel,
+Phi_k(x) = (k(x, X) - mean_i k(x_i, X)) U_k Lambda_k^(-1/2). ``center=False`` takes the eigenpairs of
+the uncentred kernel and leaves the features uncentred. Before 2026-11-27 the eigenpairs were those
+of the uncentred kernel and only the rank-50 features were centred afterwards, which is not kernel
+PCA (letterAvB's polynomial kernel: accuracy .507 against .893 centred first; docs/papers.md, MKC).
 
 **Two clusters** (``n_clusters=2``): problem (2.7) by the cutting plane Algorithm 1. Each round solves
 (2.7) over the working set Omega by CCCP (Algorithm 2): every CCCP step is the SOCP (2.14)
@@ -105,7 +107,7 @@ from mkclust.algorithms._mkc_socp import balanced_labels, count_bounds, fixed_la
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE, POSITIVE_INT, Progress, StrOptions,
 )
-from mkclust.kernels import feature_map, principal_directions
+from mkclust.kernels import center_kernel, feature_map, principal_directions
 
 
 log = logging.getLogger(__name__)
@@ -144,7 +146,8 @@ class MKC(BaseClusterer):
         top-``rank`` principal directions of a feature matrix with more columns (Nystroem
         features); None keeps them all.
     center : bool, default=True
-        Subtract each feature map's training mean (kernel PCA centring).
+        Kernel PCA's centring: each kernel centred before its eigendecomposition (feature maps: their
+        columns centred before their principal directions), the training means kept for new points.
     cccp_tol : float, default=0.0001
         Relative objective change that stops CCCP (the paper's 0.01 %).
     max_rounds : int, default=100
@@ -160,8 +163,9 @@ class MKC(BaseClusterer):
     xi_, n_iter_ (cutting-plane rounds), rounds_ (per-round diagnostics), n_constraints_, working_set_
     (Omega: (|Omega|, n), the c_i of (2.16) as booleans, or for m > 2 the runner-up class r* of each
     active sample of Theorem 4.3 and -1 for an inactive one),
-    cccp_iterations_ (per round), solver_seconds_, avg_cccp_iterations_, feature_mean_ (the training
-    mean of the stacked features, zero without ``center``), seconds_per_iteration_ (wall time per
+    cccp_iterations_ (per round), solver_seconds_, avg_cccp_iterations_, feature_mean_ (what is
+    subtracted from a new point's stacked features: the centred cross-kernel's offset, zero without
+    ``center``), seconds_per_iteration_ (wall time per
     cutting-plane round), cluster_sizes_, feature_seconds_ (CPU seconds of the kernel PCA),
     solve_seconds_ (CPU seconds of the rest of ``fit``).
     """
@@ -225,28 +229,33 @@ class MKC(BaseClusterer):
             if any(F.shape[0] != feats[0].shape[0] for F in feats):
                 raise ValueError("feature maps must be a non-empty list of (n, D_k) arrays with the same n")
             self.n_features_in_ = int(sum(F.shape[1] for F in feats))
-            self._proj = None
-            # wider than rank (e.g. Nystroem features): the top-rank principal directions of F, i.e.
-            # feature_map of F F' (uncentred, as for a Gram matrix); new points are projected alike
+            self._proj, self._offsets = None, None
+            # wider than rank (e.g. Nystroem features): the top-rank principal directions of F, centred
+            # with ``center`` (kernel PCA of the linear kernel F F'); new points are projected alike
+            self._means = [F.mean(axis=0) if self.center else np.zeros(F.shape[1]) for F in feats]
             self._bases = [None if self.rank is None or F.shape[1] <= int(self.rank)
-                           else principal_directions(F, rank=self.rank)[0] for F in feats]
+                           else principal_directions(F - m, rank=self.rank)[0] for F, m in zip(feats, self._means)]
             feats = self._reduce(feats)
         else:
             K = check_kernels(X, allow_multiple=True, psd=self.requires_psd)
             self.n_features_in_ = int(K.shape[2])
-            self._proj = []
+            self._proj, self._offsets = [], []
             feats = []
             for Kk in K:
-                F, info = feature_map(Kk, rank=self.rank, return_info=True)
+                # kernel PCA: the eigenpairs of the centred kernel H K H (with ``center``)
+                F, info = feature_map(center_kernel(Kk) if self.center else Kk, rank=self.rank, return_info=True)
                 feats.append(F)
-                # unseen x: Phi(x) = k(x, X) U lam^-1/2, and U lam^-1/2 = F / lam
-                self._proj.append(F / np.asarray(info["eigenvalues"])[None, :])
+                # unseen x: Phi(x) = (k(x, X) - mean_i k(x_i, X)) U lam^-1/2, and U lam^-1/2 = F / lam (U is
+                # orthogonal to e, so the other terms of the centred cross-kernel vanish)
+                P = F / np.asarray(info["eigenvalues"])[None, :]
+                self._proj.append(P)
+                self._offsets.append(Kk.mean(axis=0) @ P if self.center else np.zeros(P.shape[1]))
         return feats
 
     def _reduce(self, feats):
         """Each feature matrix projected on its fitted principal directions (where it had more
-        than ``rank`` columns), as given otherwise."""
-        return [F if V is None else F @ V for F, V in zip(feats, self._bases)]
+        than ``rank`` columns; centred first with ``center``), as given otherwise."""
+        return [F if V is None else (F - m) @ V for F, V, m in zip(feats, self._bases, self._means)]
 
     # ------------------------------------------------------------------------------- fit
     def fit(self, X, y=None):
@@ -260,9 +269,11 @@ class MKC(BaseClusterer):
             raise ValueError(f"n_clusters must be in [2, {n}], got {self.n_clusters}")
         Phi = np.hstack(feats)
         scale = float(np.abs(Phi).max()) if Phi.size else 0.0
-        # kernel PCA centring; the means are kept for decision_function
-        self.feature_mean_ = Phi.mean(axis=0) if self.center else np.zeros(Phi.shape[1])
-        Phi -= self.feature_mean_
+        # kernel PCA centring (a Gram bank's features are centred already, up to rounding); what
+        # decision_function subtracts from a new point's features is kept
+        shift = Phi.mean(axis=0) if self.center else np.zeros(Phi.shape[1])
+        Phi -= shift
+        self.feature_mean_ = shift if self._offsets is None else np.hstack(self._offsets) + shift
         if not Phi.size or not float(np.abs(Phi).max()) > 1e-10 * scale:
             # a zero kernel (no eigenvalue above rounding) or a constant one (nothing left after the
             # centring): every labelling scores the same, and the SOCP's only solution is v = 0
