@@ -24,6 +24,7 @@ CAUSES = {
     "data-differs": "our data set differs from the paper's (flagged in the table)",
     "setting-open": "a setting the paper leaves open; ours is a documented choice",
     "published-degenerate": "the published value is the trivial one-cluster (or otherwise degenerate) value",
+    "published-inconsistent": "the published value contradicts another published value of the same cell (a misprint)",
     "model-prefers-other": "the method's objective prefers another labelling than the true one",
     "seed-noise": ("within two standard errors of the difference between two means over random starts "
                    "(ours and the authors')"),
