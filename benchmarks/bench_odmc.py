@@ -6,10 +6,11 @@ JSON line per measurement.
   640 of these per (data set, kernel).
 - ``lgmmc_fit``, ``itersvr_fit``: the same for LG-MMC (seconds per label-generation round) and
   IterSVR (per SVR fit).
-- ``gmmc_fit``: GMMC's SDP (SCS, eps 1e-4) at ``--gmmc-n``.
-- ``gmmc_path`` (``--gmmc-path``): the paper's C grid {1, 10, 100, 1000} at ``--gmmc-n``, solved
-  cold one C at a time and as ``GMMC.fit_batch``'s warm-started path: SCS iterations and seconds
-  per C each way, and whether the labels agree.
+- ``gmmc_fit``: GMMC's SDP at ``--gmmc-n`` by each solver: the interior point (eps 1e-7, Newton
+  steps) and SCS (eps 1e-4, iterations), seconds and the SDP value each.
+- ``gmmc_path`` (``--gmmc-path``): the paper's C grid {1, 10, 100, 1000} at ``--gmmc-n`` with SCS,
+  solved cold one C at a time and as ``GMMC.fit_batch``'s warm-started path: SCS iterations and
+  seconds per C each way, and whether the labels agree.
 - ``odmc_batch`` (``--batch B``): B fits of the paper's grid (lambda, nu, theta; seeds beyond 64) in
   one ``ODMC.fit_batch`` against the same fits one at a time (``--alone`` of them, the rest
   extrapolated): seconds per fit each way, and whether the labels agree; the lockstep step's rate
@@ -61,17 +62,18 @@ def main(argv=None):
                  seconds_per_iteration=est.seconds_per_iteration_,
                  n_labels=int(len(getattr(est, "labels_pool_", [])) or 0))
     K = blobs_kernel(args.gmmc_n)
-    t0 = time.perf_counter()
-    est = GMMC(C=1.0).fit(K)
-    emit(bench="gmmc_fit", n=args.gmmc_n, seconds=time.perf_counter() - t0, scs_iterations=est.n_iter_,
-         status=est.solver_status_)
+    for solver in ("ipm", "scs"):
+        t0 = time.perf_counter()
+        est = GMMC(C=1.0, solver=solver).fit(K)
+        emit(bench="gmmc_fit", n=args.gmmc_n, solver=solver, seconds=time.perf_counter() - t0,
+             iterations=est.n_iter_, value=est.objective_, status=est.solver_status_)
 
 
 def gmmc_path(n: int):
     K = blobs_kernel(n)
     Cs = [1.0, 10.0, 100.0, 1000.0]
-    cold = [GMMC(C=C).fit(K) for C in Cs]
-    warm = GMMC.fit_batch([GMMC(C=C) for C in Cs], K)
+    cold = [GMMC(C=C, solver="scs").fit(K) for C in Cs]
+    warm = GMMC.fit_batch([GMMC(C=C, solver="scs") for C in Cs], K)
     for C, c, w in zip(Cs, cold, warm):  # SCS's own seconds both ways
         emit(bench="gmmc_path", n=n, C=C, cold_iterations=c.n_iter_, cold_seconds=c.solver_seconds_,
              warm_iterations=w.n_iter_, warm_seconds=w.solver_seconds_,
