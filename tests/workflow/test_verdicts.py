@@ -277,6 +277,11 @@ def test_a_claim_whose_columns_were_left_out_is_not_evaluated_only_in_a_partial_
     assert "columns ['W'] are not in table" in v["numbers"].iloc[1] and "left out" in v["numbers"].iloc[1]
     md = verdict_markdown("T", v, t)
     assert "0 of 2 claims hold on our runs (1 not evaluated)" in md
+    # a table with no cells at all (every group left out): its claims are not evaluated, not a crash
+    close = [{"claim": "S close to W", "table": "e", "column": "S", "close": "W"}]
+    from mkclust.repro.reporting.tables import TIDY_COLUMNS
+    v = evaluate(close, {"e": pd.DataFrame(columns=TIDY_COLUMNS)}, pd.DataFrame(), partial=True)
+    assert list(v["status"]) == ["not evaluated"] and "are not in table 'e' ([])" in v["numbers"].iloc[0]
     with pytest.raises(ValueError, match="no runs to plot"):
         make_figure(pd.DataFrame(), {"kind": "bars"})
     fig = make_figure(pd.DataFrame(), {"kind": "bars", "title": "B"}, "No runs: left out.")

@@ -13,10 +13,10 @@ and seconds next to these estimates):
 - memory: ``BASE_MB`` for the interpreter and its libraries, plus the arrays a job holds. A run holds
   the bank (8 m n^2 bytes for Gram banks, 8 n r per kernel for feature maps), the data (8 n d) and an
   algorithm's working space, ``cost.work_n2`` n x n float64 matrices of its class (e.g. ODMC's centred
-  copy and its label pool; GMMC's SDP, which cvxpy and SCS hold several times over).
+  copy and its label pool; GMMC's interior point, about 20 n x n matrices).
 - runtime: the estimator class's ``fit_seconds(n, params)`` per fit (by default
-  ``cost.seconds_at_1000 (n/1000) ** cost.exponent``; GMMC's is bounded by its ``max_iter`` budget and is 0
-  where it ``declines``), times ``SAFETY``, plus ``BASE_MINUTES`` of start-up.
+  ``cost.seconds_at_1000 (n/1000) ** cost.exponent``; GMMC's with SCS is bounded by its ``max_iter``
+  budget, and 0 where it ``declines``), times ``SAFETY``, plus ``BASE_MINUTES`` of start-up.
 - batches: an estimator that fits the runs of one input in one lockstep batch (``ODMC.fit_batch``)
   holds ``cost.batch_bytes_per_n`` bytes per sample for each batched run, ``cost.batch_fixed_bytes_per_n``
   once and ``cost.batch_n2`` more n x n matrices, and each batched run costs ``cost.batch_time`` of a

@@ -241,7 +241,8 @@ NOT_COUNTED = "not counted"
 
 def counted(tidy: pd.DataFrame) -> pd.DataFrame:
     """The rows of a table that count in its claims (not flagged :data:`NOT_COUNTED`)."""
-    return tidy[~tidy["flags"].fillna("").str.split(";").apply(lambda f: NOT_COUNTED in f)]
+    flagged = [NOT_COUNTED in str(f).split(";") for f in tidy["flags"].fillna("")]
+    return tidy.loc[~np.asarray(flagged, dtype=bool)]   # a boolean mask, also for a table with no rows
 
 
 TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",

@@ -118,8 +118,9 @@ class MissingColumns(ValueError):
 
 def _columns(tidy: pd.DataFrame, claim: dict, key: str) -> list[str]:
     """The columns a claim compares against: ``claim[key]`` (a column or a list), or ``all`` (every
-    column but the claim's own, less ``except``); they, and the claim's ``column``, must exist."""
-    have = list(dict.fromkeys(tidy["column"]))
+    column but the claim's own, less ``except``); they, and the claim's ``column``, must exist (a
+    table with no cells, every group of a partial archive's rebuild left out, has none)."""
+    have = list(dict.fromkeys(tidy["column"])) if "column" in tidy.columns else []
     own = claim.get("column")
     if claim[key] == "all":
         cols = [c for c in have if c != own and c not in as_list(claim.get("except") or [])]
