@@ -114,9 +114,14 @@ def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-7, max_iter: int = 100,
     e = np.ones(n)
     X, s, z, t = _start(A, beta)
     Z = A - np.diag(z) + t
-    Lx, Lz = linalg.cholesky(X, lower=True), linalg.cholesky(Z, lower=True)
     b2 = beta**2
     it, converged, stalled, rel, history = 0, False, False, np.inf, []
+    try:
+        Lx, Lz = linalg.cholesky(X, lower=True), linalg.cholesky(Z, lower=True)
+    except linalg.LinAlgError:   # a start not positive definite in floating point (beta^2 / n near rounding)
+        return SdpSolution(z=z, t=float(t), X=X, primal=float(np.sum(A * X)), dual=float(z.sum() - b2 * t),
+                           converged=False, stalled=True, iterations=0, seconds=time.perf_counter() - t0,
+                           relative_gap=np.inf)
     while True:
         primal, dual = float(np.sum(A * X)), float(z.sum() - b2 * t)
         gap = float(np.sum(X * Z)) + s * t
