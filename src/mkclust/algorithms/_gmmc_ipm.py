@@ -102,7 +102,8 @@ def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-7, max_iter: int = 100,
         Relative duality gap and primal residual at which it stops.
     max_iter : int, default=100
         Newton steps at most; a solve that uses them all returns ``converged=False``, and so does one
-        whose relative gap did not halve in 5 steps (stalled: rounding, near the optimum).
+        that stalls: its gap not halved in 5 steps once the relative gap is below 1e-3, or a Newton
+        system that rounding made indefinite (near the optimum).
     step : float, default=0.98
         The share of the largest step that keeps the iterates interior.
     """
@@ -139,7 +140,12 @@ def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-7, max_iter: int = 100,
         it += 1
         Zi = linalg.cho_solve((Lz, True), np.eye(n))
         Zi = 0.5 * (Zi + Zi.T)
-        S = linalg.cho_factor(Zi * X)           # Z^-1 o X: the diagonal constraints' Schur block
+        try:
+            S = linalg.cho_factor(Zi * X)       # Z^-1 o X: the diagonal constraints' Schur block
+        except linalg.LinAlgError:              # rounding near the optimum: end here, as a stall
+            it -= 1
+            stalled = True
+            break
         u, w = Zi.sum(axis=1), X.sum(axis=1)    # Z^-1 e and X e
         v = u * w
         d = u.sum() * w.sum() + s / t
