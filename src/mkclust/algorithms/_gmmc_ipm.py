@@ -157,8 +157,9 @@ def gmmc_ipm(A: np.ndarray, beta: float, tol: float = 1e-7, max_iter: int = 100,
             G = Zi @ R - X if R is not None else -X
             r1 = rp - np.diag(G)
             r2 = rs - G.sum() - rc / t
-            dt = (r2 - v @ linalg.cho_solve(S, r1)) / (v @ Siv - d)
-            dz = linalg.cho_solve(S, r1) + Siv * dt
+            Sr1 = linalg.cho_solve(S, r1)
+            dt = (r2 - v @ Sr1) / (v @ Siv - d)
+            dz = Sr1 + Siv * dt
             dX = G + (Zi * dz) @ X - dt * np.outer(u, w)      # G - Z^-1 dZ X, dZ = -Diag(dz) + dt ee'
             dX = 0.5 * (dX + dX.T)
             ds = (rc - s * dt) / t
