@@ -155,28 +155,43 @@ def test_odmc_parameters_and_registry():
     np.testing.assert_array_equal(a.mu_, b.mu_)
 
 
-def test_top_members_equals_the_stable_argsort_prefix():
-    """_top_members (one partition of each row's member values, the members listed in any order and
-    padded) picks, per row, what a full stable sort of the members picked: the label generation's
-    swap candidates."""
-    from mkclust.algorithms._labels import _top_members
+def test_compiled_swap_search_equals_its_plain_source(monkeypatch):
+    """The numba loop of the swap search (_swap.swap_rows) against its own Python source run plainly
+    (every helper's py_func): the same labels, the same M y and the same number of swaps per row, on
+    PSD and indefinite kernels, with few candidates (the full pair check) and ties among the flip
+    gains (a kernel of integers)."""
+    from mkclust.algorithms import _swap
+    from mkclust.algorithms._labels import abs_maxima
     rng = np.random.default_rng(3)
-    for t in range(400):
-        m, n, k = int(rng.integers(1, 6)), int(rng.integers(1, 90)), int(rng.integers(1, 40))
-        vals = rng.integers(0, 5, (m, n)).astype(float) if t % 2 else rng.normal(size=(m, n))   # ties, and none
-        member = rng.random((m, n)) < rng.uniform(0.05, 1.0)
-        w = max(int(member.sum(axis=1).max()), 1)
-        idx = np.full((m, w), n)
-        for r in range(m):
-            mem = rng.permutation(np.flatnonzero(member[r]))
-            idx[r, :mem.size] = mem
-        ext = np.concatenate([vals, np.full((m, 1), -np.inf)], axis=1)
-        top, valid = _top_members(ext, idx, k)
-        for r in range(m):
-            mem = np.flatnonzero(member[r])
-            want = mem[np.argsort(-vals[r, mem], kind="stable")[:k]]
-            assert valid[r].sum() == want.size and not valid[r, want.size:].any()
-            assert (top[r, :want.size] == want).all()
+    cases = []
+    for t in range(12):
+        n = int(rng.integers(5, 70))
+        F = rng.normal(size=(n, 3 if t % 3 else n))
+        K = F @ F.T if t % 3 else (F + F.T) / 2
+        if t % 4 == 0:
+            K = np.round(K)                                   # ties in the gains
+        D = rng.uniform(-1, 1, size=(4, n))
+        Y = np.where(rng.random((4, n)) < rng.uniform(0.1, 0.6), 1.0, -1.0)
+        G = D * ((D * Y) @ K.T)
+        cases.append((K, D, Y, G, int(rng.integers(1, 10)), int(rng.integers(1, 40))))
+    out = {}
+    for plain in (False, True):
+        if plain:
+            for name in ("_insert_top", "_full_pair"):
+                monkeypatch.setattr(_swap, name, getattr(_swap, name).py_func)
+        fn = _swap.swap_rows.py_func if plain else _swap.swap_rows
+        res = []
+        for K, D, Y, G, cand, swaps in cases:
+            Yc, Gc = Y.copy(), G.copy()
+            kmax = abs_maxima(K)
+            count = fn(K, np.ascontiguousarray(K.T), D, Yc, Gc, np.diag(K).copy(), kmax[0], kmax[1], swaps, cand)
+            res.append((Yc, Gc, count))
+        out[plain] = res
+    assert sum(int(c.sum()) for _, _, c in out[False]) > 0
+    for (Ya, Ga, ca), (Yb, Gb, cb) in zip(out[False], out[True]):
+        np.testing.assert_array_equal(Ya, Yb)
+        np.testing.assert_array_equal(ca, cb)
+        np.testing.assert_array_equal(Ga, Gb)
 
 
 def test_lockstep_lanczos_finds_each_rows_leading_eigenvector():

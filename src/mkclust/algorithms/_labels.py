@@ -54,52 +54,10 @@ def orient(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 
 def abs_maxima(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(max_j |K_ij|, max_i |K_ij|): K's row and column maxima in absolute value, for :func:`_pair_rows`."""
+    """(max_j |K_ij|, max_i |K_ij|): K's row and column maxima in absolute value, for the pair bounds of
+    :func:`_swap_improve`."""
     A = np.abs(K)
     return A.max(axis=1), A.max(axis=0)
-
-
-def _pair_rows(P, N, delta, absd, kmax, tol):
-    """The members of P and N that can be in a swap of gain > ``tol``: gain_ij = delta_i + delta_j - 8
-    d_i d_j K_ij <= delta_i + max_N delta + 8 |d_i| max_N |d| max_j |K_ij| (and likewise for j), so
-    a pair can only improve when both its members' bounds exceed tol (less a margin far above the
-    rounding of the gains). The pairs left out cannot hold the best swap, nor tie it, so the checked
-    block gives the same decision and the same first maximum as every pair of P x N (a 250 000-pair
-    block costs 2.5 ms at n = 1000; on german about 2% of each side is left)."""
-    dN, dP = delta[N].max(), delta[P].max()
-    aN, aP = absd[N].max(), absd[P].max()
-    bP = delta[P] + dN + 8 * absd[P] * aN * kmax[0][P]
-    bN = delta[N] + dP + 8 * absd[N] * aP * kmax[1][N]
-    mP = np.abs(delta[P]) + abs(dN) + 8 * absd[P] * aN * kmax[0][P]
-    mN = np.abs(delta[N]) + abs(dP) + 8 * absd[N] * aP * kmax[1][N]
-    return P[bP > tol - 1e-9 * mP], N[bN > tol - 1e-9 * mN]
-
-
-def _rows_take(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """A[r, idx[r, ...]] for every row r of a C-ordered 2-D A: one ``take`` on the flat array (what
-    ``take_along_axis`` gives, without its per-call index construction)."""
-    off = (np.arange(A.shape[0]) * A.shape[1]).reshape((-1,) + (1,) * (idx.ndim - 1))
-    return np.take(A.reshape(-1), idx + off)
-
-
-def _top_members(vals: np.ndarray, idx: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row r, the k members with the largest ``vals[r, idx[r]]`` (``idx`` (m, w): each row's
-    member indices in any order, padded with a column whose value is -inf), largest first, ties in
-    index order (a full stable sort of the members would give the same), from one partition of the
-    (m, w) member values. Returns (indices, valid), both (m, min(k, w))."""
-    m, w = idx.shape
-    kk = min(int(k), w)
-    v = _rows_take(vals, idx)
-    part = np.argpartition(-v, kk - 1, axis=1)[:, :kk]
-    cand, cv = _rows_take(idx, part), _rows_take(v, part)
-    kth = cv.min(axis=1)
-    # a tie at the k-th value may have left out a lower index: those rows' members in full
-    for r in np.flatnonzero(np.isfinite(kth) & ((v >= kth[:, None]).sum(axis=1) > kk)):
-        order = np.lexsort((idx[r], -v[r]))[:kk]
-        cand[r], cv[r] = idx[r, order], v[r, order]
-    order = np.lexsort((cand, -cv), axis=1)                          # by value, ties in index order
-    cv = _rows_take(cv, order)
-    return _rows_take(cand, order), np.isfinite(cv)
 
 
 def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 200, n_candidates: int = 32,
@@ -109,87 +67,28 @@ def _swap_improve(K: np.ndarray, D: np.ndarray, Y: np.ndarray, max_swaps: int = 
     e'y) increases y'M_r y. The swap gain is delta_i + delta_j - 8 M_ij with delta_i = 4 (M_ii -
     y_i (M y)_i) the gain of flipping i alone. Each swap searches the pairs of the ``n_candidates``
     best single flips of either sign first; only when none of those improves is every pair checked
-    (by :func:`_pair_rows`, only the pairs that can improve), so each result is swap-optimal. M y is
-    updated in O(n) per swap.
+    (only the pairs whose gain bound can exceed the tolerance), so each result is swap-optimal. M y
+    is updated in O(n) per swap.
 
-    The rows run in lockstep, each exactly as alone: a swap round is elementwise over the (m, n)
-    arrays of the rows still swapping plus one (m, c, c) gather of K for the candidate pairs, so m
-    labellings cost about the Python overhead of one; the full pair check is per row. A swap keeps
-    each row's counts of +1 and -1, so each row's members of either sign are kept as index lists
-    (updated in place by each swap) and the candidates are the top of those lists
-    (:func:`_top_members`), never a pass over the other sign. ``kmax`` may pass :func:`abs_maxima`
-    of K (else computed when first needed). ``KT`` may pass K.T as a C-ordered array (the update
-    reads K's columns as contiguous rows; K may be symmetric only up to rounding)."""
+    M_r y_r of every row is one GEMV each here; the swaps run in the compiled loop of
+    :func:`mkclust.algorithms._swap.swap_rows` (its docstring gives the decisions and the bounds).
+    ``kmax`` may pass :func:`abs_maxima` of K, ``KT`` K.T as a C-ordered array (the update reads K's
+    columns as contiguous rows; K may be symmetric only up to rounding): a caller that generates many
+    labels on one K computes them once."""
+    from mkclust.algorithms._swap import swap_rows   # numba: imported by the fits that search swaps
     m, n = Y.shape
+    K = np.ascontiguousarray(K, dtype=np.float64)
     KT = np.ascontiguousarray(K.T) if KT is None else KT
-    D = np.asarray(D, dtype=np.float64)
-    g = np.empty((m, n))
+    kmax = abs_maxima(K) if kmax is None else kmax
+    D = np.ascontiguousarray(D, dtype=np.float64)
+    G = np.empty((m, n))
     for r in range(m):                                        # M y per row (a GEMV, as one row alone)
-        g[r] = D[r] * (K @ (D[r] * Y[r]))
-    rows, y, d = np.arange(m), Y.copy(), D                    # the rows still swapping, compacted
-    mdiag = d * d * np.diag(K)[None, :]
-    npos = (y > 0).sum(axis=1)
-    nneg = n - npos
-    # each row's members of either sign as index lists, padded with n (a column of -inf below), and
-    # each sample's slot in its list
-    order = np.argsort(-y, axis=1, kind="stable")             # the +1 first, each side in index order
-    wp, wn = max(int(npos.max()), 1), max(int(nneg.max()), 1)
-    Pidx, Nidx = np.full((m, wp), n), np.full((m, wn), n)
-    slot = np.empty((m, n), dtype=np.int64)
-    ar = np.arange(m)
-    for r in range(m):
-        Pidx[r, :npos[r]], Nidx[r, :nneg[r]] = order[r, :npos[r]], order[r, npos[r]:]
-        slot[r, Pidx[r, :npos[r]]] = np.arange(npos[r])
-        slot[r, Nidx[r, :nneg[r]]] = np.arange(nneg[r])
-    delta = np.empty((m, n + 1))
-    delta[:, n] = -np.inf
-    Kflat = np.ascontiguousarray(K).reshape(-1)
-    for _ in range(int(max_swaps)):
-        a = len(rows)
-        dl = delta[:a]
-        np.multiply(y, g, out=dl[:, :n])
-        np.subtract(mdiag, dl[:, :n], out=dl[:, :n])
-        dl[:, :n] *= 4
-        tol = 1e-12 * np.maximum(1.0, np.abs(np.einsum("rn,rn->r", y, g)))
-        cp, vp = _top_members(dl, Pidx, n_candidates)
-        cn, vn = _top_members(dl, Nidx, n_candidates)
-        kp, kn = np.minimum(cp, n - 1), np.minimum(cn, n - 1)   # the padding (invalid) read as sample n - 1
-        dcp, dcn = _rows_take(d, kp), _rows_take(d, kn)
-        Kpn = np.take(Kflat, kp[:, :, None] * n + kn[:, None, :])   # K[cp_a, cn_b] of every row
-        gain = (_rows_take(dl, cp)[:, :, None] + _rows_take(dl, cn)[:, None, :]
-                - 8 * (dcp[:, :, None] * dcn[:, None, :]) * Kpn)
-        gain[~(vp[:, :, None] & vn[:, None, :])] = -np.inf
-        flat = gain.reshape(a, -1)
-        best = flat.argmax(axis=1)
-        ar = np.arange(a)
-        found = flat[ar, best] > tol
-        # gain is (a, |cp|, |cn|) flattened: the row of a flat index is its quotient by |cn|
-        I, J = cp[ar, best // cn.shape[1]], cn[ar, best % cn.shape[1]]
-        partial = (vp.sum(axis=1) < npos) | (vn.sum(axis=1) < nneg)
-        for r in np.flatnonzero(~found & partial & (npos > 0) & (nneg > 0)):   # every pair of this row
-            if kmax is None:
-                kmax = abs_maxima(K)
-            P, N = np.sort(Pidx[r, :npos[r]]), np.sort(Nidx[r, :nneg[r]])
-            P, N = _pair_rows(P, N, dl[r, :n], np.abs(d[r]), kmax, tol[r])
-            if P.size and N.size:
-                full = dl[r, P][:, None] + dl[r, N][None, :] - 8 * np.outer(d[r, P], d[r, N]) * K[np.ix_(P, N)]
-                i, j = np.unravel_index(np.argmax(full), full.shape)
-                if full[i, j] > tol[r]:
-                    found[r], I[r], J[r] = True, P[i], N[j]
-        found &= (npos > 0) & (nneg > 0)
-        if not found.all():                                   # these rows are done: write them back
-            Y[rows[~found]] = y[~found]
-            rows, y, g, d, mdiag, I, J = (v[found] for v in (rows, y, g, d, mdiag, I, J))
-            npos, nneg, Pidx, Nidx, slot = (v[found] for v in (npos, nneg, Pidx, Nidx, slot))
-            if not rows.size:
-                break
-            ar = np.arange(len(rows))
-        y[ar, I], y[ar, J] = -1.0, 1.0
-        si, sj = slot[ar, I], slot[ar, J]                     # I leaves P for N's slot of J, J the other way
-        Pidx[ar, si], Nidx[ar, sj] = J, I
-        slot[ar, J], slot[ar, I] = si, sj
-        g += 2 * d * (KT[J] * d[ar, J][:, None] - KT[I] * d[ar, I][:, None])   # y_i: +1 -> -1, y_j: -1 -> +1
-    Y[rows] = y
+        G[r] = D[r] * (K @ (D[r] * Y[r]))
+    y = np.ascontiguousarray(Y, dtype=np.float64)
+    swap_rows(K, KT, D, y, G, np.ascontiguousarray(np.diag(K)), np.ascontiguousarray(kmax[0], dtype=np.float64),
+              np.ascontiguousarray(kmax[1], dtype=np.float64), int(max_swaps), int(n_candidates))
+    if y is not Y:
+        Y[...] = y
     return Y
 
 

@@ -96,7 +96,8 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     - ``cost``, its :class:`Cost` (memory and time of one fit, and of a batch);
     - optionally ``fit_batch(estimators, X)`` (a classmethod fitting several settings on one input
       together; ``batch_alone_first`` when the first run of a batch is fitted alone for its timing)
-      and :meth:`declines` / :meth:`fit_seconds` where its cost depends on its parameters.
+      and :meth:`declines` / :meth:`fit_seconds` where its cost depends on its parameters;
+    - :meth:`load_compiled` where its fits run numba-compiled loops.
 
     ``tests/workflow/test_resources.py`` fails for a registered estimator that does not declare its own
     ``cost``. ``fit_predict`` comes from ClusterMixin.
@@ -120,6 +121,12 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         self._validate_params()
         if self.two_class_only and int(self.n_clusters) != 2:
             raise ValueError(f"{type(self).__name__} clusters into two classes only, got n_clusters={self.n_clusters}")
+
+    @classmethod
+    def load_compiled(cls) -> None:
+        """Load (on a machine's first call: compile) the numba loops this estimator's fits run, so
+        that a job can do it before it times its fits; without it, the first fit of a process
+        loads them. Nothing for an estimator without compiled loops."""
 
     @classmethod
     def declines(cls, n: int, params: dict) -> bool:

@@ -180,6 +180,14 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         if typical:
             seconds *= int(params.get("max_labels", default_params(cls)["max_labels"])) / 20
         return seconds
+
+    @classmethod
+    def load_compiled(cls) -> None:
+        """The SVM's coordinate descent and the label generation's swap search (numba)."""
+        from mkclust.algorithms import _box_svm, _swap
+        _box_svm.box_svm(np.ones((1, 1)), 1.0)
+        _swap.load()
+
     _parameter_constraints = {**COMMON_CONSTRAINTS, "C": [POSITIVE], "balance": [NONNEG, None], "epsilon": [POSITIVE],
                               "max_labels": [POSITIVE_INT], "max_mkl_iter": [POSITIVE_INT], "mkl_tol": [NONNEG],
                               "svm_tol": [POSITIVE], "center": ["boolean"]}
@@ -290,8 +298,6 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         K = self._validate_kernel(K)
         if self.center:
             K = center_kernel(K)
-        from mkclust.algorithms._box_svm import box_svm
-        box_svm(np.ones((1, 1)), 1.0)      # load (or compile) the SVM's loop here, outside the fits' timings
         beta = 0.03 * K.shape[0] if self.balance is None else float(self.balance)
         return K, beta, np.ascontiguousarray(K.T), abs_maxima(K)
 

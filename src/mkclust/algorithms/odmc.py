@@ -207,6 +207,12 @@ class ODMC(BaseClusterer):
     batch_alone_first = True
 
     @classmethod
+    def load_compiled(cls) -> None:
+        """The label generation's swap search (numba)."""
+        from mkclust.algorithms import _swap
+        _swap.load()
+
+    @classmethod
     def fit_batch(cls, estimators, K) -> list:
         """Fit several ODMC estimators on one kernel K; returns them, fitted.
 

@@ -367,11 +367,18 @@ def main(argv=None) -> int:
             return 0 if not gone else 1
         total = len(p.run_groups())
         print(f"{len(gone)} of {total} run groups of {' + '.join(args.configfiles)} are missing from {args.archive}")
+        from mkclust.repro.calibration import from_archive
         from mkclust.repro.estimate import group_rows
         groups = p.run_groups()
-        for row in group_rows(p, {g: groups[g] for g in gone}):
-            cost = f"about {row.cpu_hours:.2f} CPU h" + (f", {row.unknown} of unknown size" if row.unknown else "")
+        cal = from_archive(args.archive, p)[0] if gone else None
+        for row, model in zip(group_rows(p, {g: groups[g] for g in gone}, cal=cal),
+                              group_rows(p, {g: groups[g] for g in gone})):
+            cost = (f"about {row.cpu_hours:.2f} CPU h calibrated on the archive, {model.cpu_hours:.2f} by the class "
+                    "models" + (f", {row.unknown} of unknown size" if row.unknown else ""))
             print(f"  {row.name}: {row.jobs} ({row.fits} fits, {cost})")
+            for alg in sorted({g[1] for g in gone if g[0] == row.name}):
+                sub = group_rows(p, {g: groups[g] for g in gone if g[:2] == (row.name, alg)}, cal=cal)[0]
+                print(f"    {alg}: {sub.jobs} ({sub.fits} fits, about {sub.cpu_hours:.2f} CPU h)")
         if args.list:
             for g in gone:
                 print("  " + group_name(g))

@@ -36,7 +36,7 @@ from mkclust.repro.configuration import load
 from mkclust.datasets import REGISTRY, DatasetUnavailable
 from mkclust.datasets import load as load_dataset
 from mkclust.datasets.download import NotLocal
-from mkclust.repro.planning import ConfigError, Plan, plan
+from mkclust.repro.planning import Plan, plan
 from mkclust.repro.run_spec import NO_BANK
 
 #: seconds a job spends outside its fits: interpreter start-up, imports, Snakemake's script set-up,
@@ -98,9 +98,10 @@ def _bank_floats(p: Plan, bank: str, n: int) -> float:
     return (p.bank_size(bank) or 4) * n * RES.bank_rank(n, p.bank_landmarks(bank))
 
 
-def _run_row(p: Plan, exp: str, groups: dict, sizes: dict) -> Row:
+def _run_row(p: Plan, exp: str, groups: dict, sizes: dict, cal=None) -> Row:
     row = Row(exp)
-    for (_, _, dataset, bank, _), runs in groups.items():
+    for group, runs in groups.items():
+        dataset, bank = group[2], group[3]
         row.jobs += 1
         row.fits += len(runs)
         size = sizes.get(dataset)
@@ -111,6 +112,8 @@ def _run_row(p: Plan, exp: str, groups: dict, sizes: dict) -> Row:
         n, d, classes = size
         rank = None if bank == NO_BANK else RES.bank_rank(n, p.bank_landmarks(bank))
         seconds = RES.group_seconds(runs, n, typical=True, n_classes=classes, input_rank=rank)
+        if cal is not None:
+            seconds = cal.group_seconds(group, runs, seconds)
         row.fit_hours += seconds / 3600
         row.cpu_hours += (seconds + JOB_SECONDS) / 3600
         row.longest_hours = max(row.longest_hours, (seconds + JOB_SECONDS) / 3600)
@@ -118,28 +121,29 @@ def _run_row(p: Plan, exp: str, groups: dict, sizes: dict) -> Row:
     return row
 
 
-def group_rows(p: Plan, groups: dict, sizes: dict | None = None) -> list[Row]:
+def group_rows(p: Plan, groups: dict, sizes: dict | None = None, cal=None) -> list[Row]:
     """One :class:`Row` per experiment of ``groups`` (run group -> its runs, a subset of
     ``p.run_groups()``): their jobs, fits and estimated CPU hours; ``sizes`` (data set -> n, d,
-    classes) computed with :func:`dataset_size` where not given."""
+    classes) computed with :func:`dataset_size` where not given; ``cal``: a
+    :class:`mkclust.repro.calibration.Calibration` of the fits' times (None: the class models')."""
     sizes = dict(sizes or {})
     for name in {g[2] for g in groups} - set(sizes):
         sizes[name] = dataset_size(p, name)
     by_exp: dict[str, dict] = {}
     for g, runs in groups.items():
         by_exp.setdefault(g[0], {})[g] = runs
-    return [_run_row(p, exp, gs, sizes) for exp, gs in by_exp.items()]
+    return [_run_row(p, exp, gs, sizes, cal) for exp, gs in by_exp.items()]
 
 
-def estimate(config: dict, p: Plan | None = None) -> tuple[list[Row], list[Row], Row]:
+def estimate(config: dict, p: Plan | None = None, cal=None) -> tuple[list[Row], list[Row], Row]:
     """(one :class:`Row` per experiment, then one for the data set and kernel bank jobs and one for the
     aggregate, table, figure, verdict and summary jobs; one row per paper; the total); ``p``: the
-    configuration's plan, where the caller has it."""
+    configuration's plan, where the caller has it; ``cal`` as for :func:`group_rows`."""
     p = plan(config) if p is None else p
     groups = p.run_groups()
     used = sorted({g[2] for g in groups})
     sizes = {name: dataset_size(p, name) for name in used}
-    rows = group_rows(p, groups, sizes)
+    rows = group_rows(p, groups, sizes, cal)
 
     inputs = Row("data sets and banks", jobs=len(used))
     inputs.cpu_hours = len(used) * JOB_SECONDS / 3600
@@ -184,12 +188,23 @@ def main(argv=None) -> int:
     ap.add_argument("configfiles", nargs="*", help="configuration files, merged as --configfile does "
                     "(default: config.yaml)")
     ap.add_argument("--cores", type=int, default=8, help="cores for the wall-time column (default 8)")
+    ap.add_argument("--archive", help="calibrate the fits' times on this reference-run archive's measured CPU "
+                    "seconds (mkclust.repro.calibration), e.g. results/paper")
+    ap.add_argument("--calibration", action="store_true", help="with --archive: print measured / estimated of "
+                    "every archived (method, data set) instead")
     args = ap.parse_args(argv)
     try:
         config = load(*(args.configfiles or ["config.yaml"]))
         p = plan(config)
-        rows, papers, total = estimate(config, p)
-    except (OSError, ConfigError) as exc:   # a missing file or a configuration error: one line, as the Snakefile
+        cal = None
+        if args.archive:
+            from mkclust.repro import calibration
+            cal, table = calibration.from_archive(args.archive, p)
+            if args.calibration:
+                print(calibration.format_ratios(table))
+                return 0
+        rows, papers, total = estimate(config, p, cal)
+    except (OSError, ValueError) as exc:   # a missing file, a configuration or archive error: one line
         print(f"mkclust estimate: {exc}", file=sys.stderr)
         return 2
     missing = p.missing_raw_files(config.get("data_mirror"))
@@ -201,7 +216,8 @@ def main(argv=None) -> int:
     print(format_rows(rows + [total], args.cores))
     print()
     print(format_rows(papers + [total], args.cores, "paper"))
-    print(f"\nTypical times on one core (calibrated on measured fits), {JOB_SECONDS} s of start-up per job; "
+    source = f"calibrated on {args.archive}'s measured fits" if cal else "the class models, calibrated on measured fits"
+    print(f"\nTypical times on one core ({source}), {JOB_SECONDS} s of start-up per job; "
           f"wall = max(CPU h / {args.cores}, the longest job). Peak MB: the run jobs' memory bound.", file=sys.stderr)
     return 0
 

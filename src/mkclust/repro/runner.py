@@ -90,6 +90,10 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     # ODMC (batch_alone_first) fits the first alone, so that its seconds per iteration are those of one fit
     cls = ALGORITHMS[runs[0].estimator]
     declined = cls.two_class_only and any(int(params["n_clusters"]) != 2 for params, _ in split)
+    if not declined:
+        t0 = time.process_time()
+        cls.load_compiled()                                   # outside the fits' timings
+        log.info("%s: compiled loops loaded in %.2f CPU s", cls.__name__, time.process_time() - t0)
     for alone, batch in lockstep_inputs([r.params for r in runs], cls):
         if declined:   # a two-class method on a data set of more classes: N/A records with the reason
             alone, batch = alone + batch, []

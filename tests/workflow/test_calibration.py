@@ -1,0 +1,73 @@
+"""The cost estimate calibrated on an archive's measured CPU seconds (mkclust.repro.calibration)."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mkclust.repro import calibration as CAL
+
+ROOT = Path(__file__).parents[2]
+
+
+def synthetic(factors: dict | None = None, seed: int = 0) -> pd.DataFrame:
+    """Three methods on eight data sets: t = (c0 + a u^b) times a factor per data set."""
+    rng = np.random.default_rng(seed)
+    truth = {("e", "A"): (0.05, 2.0, 1.3), ("e", "B"): (0.0, 0.5, 0.8), ("e", "C"): (0.2, 1.0, 1.0)}
+    rows = []
+    for (e, a), (c0, k, b) in truth.items():
+        for d in range(8):
+            u = float(rng.uniform(0.01, 5.0))
+            t = (c0 + k * u ** b) * (factors or {}).get(d, 1.0)
+            rows.append((e, a, f"set{d}", u, t))
+    return pd.DataFrame(rows, columns=["experiment", "algorithm", "dataset", "u", "t"]), truth
+
+
+def test_the_curves_are_recovered_where_the_data_sets_add_nothing():
+    table, truth = synthetic()
+    cal = CAL.fit(table)
+    for key, (c0, a, b) in truth.items():
+        got = cal.curves[key]
+        assert got[1] == pytest.approx(a, rel=1e-3) and got[2] == pytest.approx(b, rel=1e-3)
+        assert got[0] == pytest.approx(c0, abs=1e-4)
+    r = CAL.ratios(cal, table)
+    assert np.allclose(r["ratio"], 1.0, rtol=1e-3)
+
+
+def test_a_data_set_that_slows_every_method_gets_a_factor_and_stays_within_2x():
+    """set3 runs 4x longer for every method (its fits iterate longer than its size says): the shared
+    factor takes a large part of it (shrunk by one pseudo-observation), the curves the rest, and
+    every (method, data set) ends within 2x."""
+    table, _ = synthetic({3: 4.0})
+    cal = CAL.fit(table)
+    r = CAL.ratios(cal, table)
+    assert r["ratio"].between(0.5, 2.0).all()
+    others = max(abs(v) for k, v in cal.factors.items() if k[1] != "set3")
+    assert cal.factors[("e", "set3")] > max(np.log(1.5), 2 * others)
+
+
+def test_group_seconds_keeps_the_class_model_where_the_archive_has_not_seen_the_method():
+    cal = CAL.Calibration(curves={("e", "A"): (1.0, 2.0, 1.0)}, factors={("e", "d"): np.log(2.0)})
+    runs = [object()] * 4
+    assert cal.group_seconds(("e", "A", "d", "b", "g"), runs, 4.0) == pytest.approx(4 * (1 + 2 * 1.0) * 2)
+    assert cal.group_seconds(("e", "A", "new", "b", "g"), runs, 4.0) == pytest.approx(4 * 3.0)
+    assert cal.group_seconds(("e", "Z", "d", "b", "g"), runs, 4.0) == 4.0
+    assert cal.group_seconds(("e", "A", "d", "b", "g"), runs, 0.0) == 0.0      # a declined group stays 0
+    cal.ranges[("e", "A")] = (0.5, 2.0)          # beyond the measured range: in proportion to the class model
+    assert cal.group_seconds(("e", "A", "new", "b", "g"), runs, 40.0) == pytest.approx(4 * (1 + 2 * 2.0) * 5)
+    assert cal.group_seconds(("e", "A", "new", "b", "g"), runs, 0.4) == pytest.approx(4 * (1 + 2 * 0.5) / 5)
+
+
+def test_the_reference_run_calibrates_within_2x_on_nearly_every_method_and_data_set():
+    """On the committed archive: the calibrated estimate is within a factor 2 of the measured CPU
+    seconds per run on at least 95 % of the archived (method, data set), where the class models alone
+    are on about half."""
+    from mkclust.repro.configuration import load
+    from mkclust.repro.planning import plan
+    archive = ROOT / "results" / "paper"
+    p = plan(load(ROOT / "workflow" / "configs" / "paper.yaml"))
+    _, r = CAL.from_archive(archive, p)
+    inside = r["ratio"].between(0.5, 2.0).mean()
+    assert len(r) > 400 and inside >= 0.95
+    assert r["ratio_uncalibrated"].between(0.5, 2.0).mean() < inside
