@@ -179,6 +179,30 @@ def test_unnormalized_laplacian_sc_matches_an_independent_eigensolver(monkeypatc
     np.testing.assert_allclose(U_s @ U_s.T, U @ U.T, atol=1e-5)
 
 
+def test_sc_with_the_authors_kmeans_is_a_lloyd_fixed_point_of_the_floored_rows(blobs):
+    """kmeans_init="sample", max_iter=100, norm_floor=1e-14 (the authors' litekmeans on NormalizeFea
+    rows): a row of squared norm below 1e-14 is scaled by 1e7, not to unit length; the labels are a
+    Lloyd fixed point on the embedding (every row nearest its own cluster mean), objective_ is their
+    sum of squared distances, and the best of 10 sampled-row restarts is no worse than the first alone
+    (the same seed: the same first start)."""
+    est = SpectralClustering(3, laplacian="unnormalized", negative="keep", kmeans_init="sample", max_iter=100,
+                             norm_floor=1e-14, random_state=0)
+    U = np.array([[3.0, 4.0], [1e-9, 0.0], [0.0, 0.0]])
+    np.testing.assert_allclose(est._rows(U, None), [[0.6, 0.8], [1e-2, 0.0], [0.0, 0.0]])
+    np.testing.assert_allclose(SpectralClustering(2)._rows(U, None), [[0.6, 0.8], [1.0, 0.0], [0.0, 0.0]])
+    X, y = blobs
+    W = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 2.0)
+    est.fit(W)
+    F, lab = est.embedding_, est.labels_
+    means = np.array([F[lab == c].mean(axis=0) for c in range(3)])
+    d2 = ((F[:, None, :] - means[None]) ** 2).sum(-1)
+    assert (d2[np.arange(len(F)), lab] <= d2.min(axis=1) + 1e-12).all()
+    assert est.objective_ == pytest.approx(d2[np.arange(len(F)), lab].sum(), rel=1e-9)
+    first = SpectralClustering(3, laplacian="unnormalized", negative="keep", kmeans_init="sample", n_init=1,
+                               max_iter=100, norm_floor=1e-14, random_state=0).fit(W).objective_
+    assert est.objective_ <= first + 1e-9
+
+
 def test_unnormalized_laplacian_options_are_checked():
     W = np.array([[1.0, -0.5], [-0.5, 1.0]])
     with pytest.raises(ValueError, match="unnormalized"):

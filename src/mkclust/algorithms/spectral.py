@@ -21,7 +21,17 @@ that is disconnected), and that kernel is part of every 12-kernel table.
   of D^-1/2 U, the generalised eigenvectors of (D - W) v = lambda D v, i.e. the eigenvectors of the
   random-walk Laplacian I - D^-1 W.
 
-Both label rows with scikit-learn's KMeans (``n_init`` restarts).
+Both label rows with scikit-learn's KMeans (``n_init`` restarts, k-means++ seeding).
+:class:`SpectralClustering` also offers the k-means of the RMKKM authors' code (``SC/SC.m`` calls
+``litekmeans(NormalizeFea(V, 1), c, 'MaxIter', 100, 'Replicates', 10)``) as labelled options:
+``kmeans_init="sample"`` (litekmeans' default start: c distinct rows sampled as centres; Lloyd until
+no label changes; of the replicates the one with the smallest sum of squared distances; this is
+:class:`mkclust.algorithms.kmeans.KernelKMeans` with ``init="sample"`` on the rows' linear kernel),
+``max_iter=100``, and ``norm_floor=1e-14`` (``NormalizeFea`` divides each row by the square root of
+max(1e-14, its squared norm): a row of squared norm below 1e-14 is scaled by 1e7, not to unit length).
+The choice matters where the graph is nearly disconnected: on COIL20's Gaussian t0 = 0.05 kernel the
+embedding holds 196 distinct points; k-means++ seeding spends its centres on isolated points (a lower
+inertia, merged classes) where sampled rows land in the large groups.
 """
 
 from __future__ import annotations
@@ -34,9 +44,10 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import (
-    BaseClusterer, check_affinity, COMMON_CONSTRAINTS, Cost, leading_eigenvectors, POSITIVE_INT,
+    BaseClusterer, check_affinity, COMMON_CONSTRAINTS, Cost, leading_eigenvectors, NONNEG, POSITIVE_INT,
     StrOptions,
 )
+from mkclust.algorithms.kmeans import KernelKMeans
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +116,16 @@ class _SpectralBase(BaseClusterer):
                  self.n_clusters, K.shape[0], time.perf_counter() - t0, np.round(lam, 6).tolist())
         self.eigenvalues_ = lam
         self.embedding_ = self._rows(U, dinv)
-        km = KMeans(n_clusters=self.n_clusters, n_init=self.n_init, random_state=rng).fit(self.embedding_)
-        self.labels_ = km.labels_.astype(np.int64)
-        self.objective_ = float(km.inertia_)
-        self.n_iter_ = int(km.n_iter_)
+        labels, objective, n_iter = self._kmeans(rng)
+        self.labels_ = np.asarray(labels, dtype=np.int64)
+        self.objective_ = float(objective)
+        self.n_iter_ = int(n_iter)
         return self
+
+    def _kmeans(self, rng):
+        """(labels, inertia, iterations) of k-means on the embedding's rows."""
+        km = KMeans(n_clusters=self.n_clusters, n_init=self.n_init, random_state=rng).fit(self.embedding_)
+        return km.labels_, km.inertia_, km.n_iter_
 
 
 class SpectralClustering(_SpectralBase):
@@ -127,6 +143,14 @@ class SpectralClustering(_SpectralBase):
     laplacian : {"normalized", "unnormalized"}, default="normalized"
         "normalized": Ng, Jordan, Weiss; "unnormalized": L = D - W as the RMKKM authors' code (see
         the module docstring).
+    kmeans_init : {"k-means++", "sample"}, default="k-means++"
+        The k-means on the rows: scikit-learn's KMeans with k-means++ seeding, or the authors'
+        litekmeans start (c sampled rows as centres; module docstring).
+    max_iter : int, default=300
+        Lloyd iterations per k-means restart (the authors' code: 100).
+    norm_floor : float, default=0.0
+        Floor of each row's squared norm in the row normalisation: 0 scales every non-zero row to
+        unit length; the authors' ``NormalizeFea``: 1e-14.
     random_state : int, RandomState instance or None, default=None
         Seed of k-means on the embedding.
 
@@ -145,12 +169,17 @@ class SpectralClustering(_SpectralBase):
     cost = Cost(work_n2=6, seconds_at_1000=10, exponent=2, typical_at_1000=0.0915)
     _parameter_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT],
                               "laplacian": [StrOptions({"normalized", "unnormalized"})],
-                              "negative": [StrOptions({"error", "clip", "keep"})]}
+                              "negative": [StrOptions({"error", "clip", "keep"})],
+                              "kmeans_init": [StrOptions({"k-means++", "sample"})], "max_iter": [POSITIVE_INT],
+                              "norm_floor": [NONNEG]}
 
-
-    def __init__(self, n_clusters=8, n_init=10, negative="error", laplacian="normalized", random_state=None):
+    def __init__(self, n_clusters=8, n_init=10, negative="error", laplacian="normalized", kmeans_init="k-means++",
+                 max_iter=300, norm_floor=0.0, random_state=None):
         super().__init__(n_clusters=n_clusters, n_init=n_init, negative=negative, random_state=random_state)
         self.laplacian = laplacian
+        self.kmeans_init = kmeans_init
+        self.max_iter = max_iter
+        self.norm_floor = norm_floor
 
     def _check_params(self):
         super()._check_params()
@@ -166,8 +195,19 @@ class SpectralClustering(_SpectralBase):
         return U, None, lam
 
     def _rows(self, U, dinv):
-        norms = np.linalg.norm(U, axis=1)
-        return U / np.where(norms > 0, norms, 1.0)[:, None]
+        sq = np.einsum("ij,ij->i", U, U)
+        if self.norm_floor > 0:
+            return U / np.sqrt(np.maximum(sq, float(self.norm_floor)))[:, None]
+        return U / np.sqrt(np.where(sq > 0, sq, 1.0))[:, None]
+
+    def _kmeans(self, rng):
+        F = self.embedding_
+        if self.kmeans_init == "k-means++":
+            km = KMeans(n_clusters=self.n_clusters, n_init=self.n_init, max_iter=self.max_iter, random_state=rng).fit(F)
+            return km.labels_, km.inertia_, km.n_iter_
+        km = KernelKMeans(n_clusters=self.n_clusters, init="sample", n_init=self.n_init, max_iter=self.max_iter,
+                          random_state=rng)._fit_checked(F @ F.T)
+        return km.labels_, km.objective_, km.n_iter_
 
 
 class NormalizedCut(_SpectralBase):
