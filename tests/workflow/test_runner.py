@@ -94,3 +94,24 @@ def test_a_records_file_with_invalid_json_is_named_among_the_inputs(tmp_path):
     assert len(load_records([good])) == 2
     with pytest.raises(CorruptFile, match=rf"{bad} is not a readable records file .*line 1 column 24.*rm -f"):
         load_records([good, bad])
+
+
+def test_a_subset_fit_records_the_objective_on_its_subset(tmp_path):
+    """MKC fitted on a random subset (fit_subset) labels the whole set; its diagnostics are the
+    model's objective at the subset's own labels and at the subset's true labels (the subset drawn
+    with the run's seed), the same values an MKC fitted on that subset gives."""
+    import numpy as np
+    from mkclust.algorithms import MKC
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 80}})
+    ds.save(tmp_path / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
+    run = Run("e", "MKC-subset", "mkc", "ds", "b", json.dumps({"fit_subset": 40}), 3)
+    rec = run_group([run], tmp_path / "ds.npz", tmp_path / "bank.npz")[0]
+    S = np.sort(np.random.default_rng(3).choice(80, size=40, replace=False))
+    bank = KernelBank.load(tmp_path / "bank.npz")
+    est = MKC(n_clusters=2, random_state=3).fit(bank.K[:, S][:, :, S])
+    assert rec["status"] == "ok" and len(rec["labels"]) == 80
+    diag = rec["diagnostics"]
+    assert diag["objective_at_labels"] == pytest.approx(est.objective_at(est.labels_), rel=1e-6)
+    assert diag["objective_at_true_labels"] == pytest.approx(est.objective_at(ds.y[S]), rel=1e-6)
+    assert diag["objective_at_labels"] != diag["objective_at_true_labels"]

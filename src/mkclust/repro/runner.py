@@ -132,16 +132,17 @@ def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name) -> list[dict
             for (run, params), est in zip(batch, ests)]
 
 
-def _subset_fit(est, data, n: int, size: int, seed: int) -> np.ndarray:
-    """Fit on a random subset of ``size`` samples and label all n with ``predict``."""
+def _subset_fit(est, data, n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fit on a random subset of ``size`` samples and label all n with ``predict``; returns (the n
+    labels, the subset's sample indices)."""
     if not 2 <= size <= n:
         raise ConfigError(f"fit_subset={size} must lie in [2, {n}]")
     S = np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False))
     if isinstance(data, list):
         est.fit([F[S] for F in data])
-        return est.predict(data)
+        return np.asarray(est.predict(data)), S
     est.fit(data[:, S][:, :, S])
-    return est.predict(data[:, :, S])
+    return np.asarray(est.predict(data[:, :, S])), S
 
 
 def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit_subset=None,
@@ -165,7 +166,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
             est.fit(data)
             labels = np.asarray(est.labels_)
         else:
-            labels = np.asarray(_subset_fit(est, data, ds.n, int(fit_subset), run.seed))
+            labels, subset = _subset_fit(est, data, ds.n, int(fit_subset), run.seed)
     except NotFinished as exc:  # declined or out of budget (GMMC): an N/A cell with the reason
         status, reason, labels = "not_finished", str(exc), None  # not "n/a": pandas reads that as NA
         log.warning("%s on %s: N/A (%s)", run.algorithm, run.dataset, reason)
@@ -190,12 +191,13 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
         "timing": run.timing, "blas_threads": blas_threads, "dataset_flags": ds.meta.get("flags", []),
         "versions": record_versions(), "diagnostics": _diagnostics(est),
     }
-    if labels is not None and fit_subset is None and not run.timing and hasattr(est, "objective_at"):
+    if labels is not None and not run.timing and hasattr(est, "objective_at"):
         # the model's objective at its own labels and at the true ones (labels fixed, same kernels and
         # parameters): a diagnostic of where a gap comes from, read after the fit and never used to
-        # choose anything
-        rec["diagnostics"]["objective_at_labels"] = est.objective_at(labels)
-        rec["diagnostics"]["objective_at_true_labels"] = est.objective_at(ds.y)
+        # choose anything; for a fit on a subset, on that subset (its labels and its true labels)
+        own, true = (labels, ds.y) if fit_subset is None else (est.labels_, ds.y[subset])
+        rec["diagnostics"]["objective_at_labels"] = est.objective_at(own)
+        rec["diagnostics"]["objective_at_true_labels"] = est.objective_at(true)
     log.info("done in %.3f s (cpu %.3f s): %s", fit_seconds, cpu_seconds,
              ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
     return rec
