@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 #: tool -> (module with a ``main(argv)``, one line of help)
@@ -42,7 +43,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module = importlib.import_module(TOOLS[tool][0])
     sys.argv[0] = f"mkclust {tool}"
-    return int(module.main(rest) or 0)
+    return run_tool(module.main, rest)
+
+
+def run_tool(tool_main, argv: list[str]) -> int:
+    """``tool_main(argv)`` as a command's exit code; its output piped into ``head`` or a pager that
+    closed early (BrokenPipeError) ends the command quietly with 0: the reader had what it wanted."""
+    try:
+        return int(tool_main(argv) or 0)
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at /dev/null so that flush cannot fail too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

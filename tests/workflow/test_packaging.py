@@ -85,3 +85,16 @@ def test_one_command_reaches_every_tool(capsys):
             main([tool, "--help"])
         assert exc.value.code == 0 and "usage:" in capsys.readouterr().out
     assert main(["datasets", "--show", "digits1v7"]) == 0 and '"name": "digits1v7"' in capsys.readouterr().out
+
+
+def test_a_tool_piped_into_a_reader_that_closes_early_ends_quietly():
+    """``mkclust datasets --list | head -1``: the reader closes the pipe after one line; the tool
+    ends with 0 and no traceback (BrokenPipeError handled once, for every tool)."""
+    import subprocess
+    proc = subprocess.Popen([sys.executable, "-m", "mkclust", "datasets", "--list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()                                   # as head does after its lines
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err and "BrokenPipeError" not in err

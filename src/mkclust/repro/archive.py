@@ -395,8 +395,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except BrokenPipeError:   # the listing piped into head or a closed pager: not an error of ours
-        sys.stderr.close()
-        raise SystemExit(0)
+    from mkclust.__main__ import run_tool
+    sys.exit(run_tool(main, sys.argv[1:]))
