@@ -21,7 +21,7 @@ TOOLS = {
     "estimate": ("mkclust.repro.estimate", "what a configuration will cost, before it runs"),
     "datasets": ("mkclust.datasets.__main__",
                  "the registered data sets: list them (n, d, classes) or show what is known of one"),
-    "archive": ("mkclust.repro.archive", "results archives: add a piece, list missing run groups, compare a rerun"),
+    "archive": ("mkclust.repro.archive_cli", "results archives: add a piece, list missing run groups, compare a rerun"),
     "results": ("mkclust.repro.reporting.results", "a run's results page and the README's results summary"),
 }
 
