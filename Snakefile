@@ -30,7 +30,7 @@ if not workflow.overwrite_configfiles:
 
 from mkclust.repro.configuration import SCHEMA_FILE, command_line_values, resolve, schema_errors
 from mkclust.repro.planning import ConfigError, plan
-from mkclust.repro.run_spec import group_params
+from mkclust.repro.run_spec import RECORDS_PATTERN, group_params
 
 # experiments that name a protocol (workflow/protocols/) become the protocol with their overrides
 try:

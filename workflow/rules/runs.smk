@@ -40,7 +40,7 @@ rule run:
     input:
         unpack(run_inputs),
     output:
-        f"{DATA}/runs/{{experiment}}/{{algorithm}}/{{dataset}}/{{bank}}/{{param_id}}.json",
+        f"{DATA}/{RECORDS_PATTERN}",
     params:
         # 'runs' is a one-line description with a digest (what Snakemake compares and a dry run shows),
         # 'specs' the runs themselves (not compared): mkclust.repro.run_spec.group_params

@@ -46,6 +46,7 @@ from mkclust._io import atomic_open
 from mkclust.datasets.download import sha256_file
 from mkclust.repro.provenance import blas, commit as checkout_commit, versions
 from mkclust.repro.records import load_records, records_to_frame
+from mkclust.repro.run_spec import group_path
 
 #: the columns that identify a run in a results table
 RUN_KEY = ["experiment", "algorithm", "dataset", "bank", "param_id", "seed"]
@@ -80,7 +81,7 @@ def read_csv_exact(source) -> pd.DataFrame:
 
 def records_file(data_dir, group: tuple) -> Path:
     """The records file of a run group under ``data_dir`` (``runs/<experiment>/.../<group>.json``)."""
-    return Path(data_dir, "runs", *group[:-1], group[-1] + ".json")
+    return Path(group_path(group, str(data_dir)))
 
 
 def complete_groups(plan, data_dir) -> list[tuple]:

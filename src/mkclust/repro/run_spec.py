@@ -91,9 +91,16 @@ def _ids(params_json: str, batch: str) -> tuple[str, str]:
     return param_id(params), param_id({**params, **{k: "each" for k in batch.split(",")}})
 
 
+#: a run group's records file under the data folder: the run rule's output (workflow/rules/runs.smk),
+#: :func:`group_path` and the archive read this one pattern
+RECORDS_PATTERN = "runs/{experiment}/{algorithm}/{dataset}/{bank}/{param_id}.json"
+
+
 def group_path(group: tuple, data_dir: str = "data") -> str:
+    """The records file of ``group`` (experiment, algorithm, dataset, bank, group id) under ``data_dir``."""
     experiment, algorithm, dataset, bank, pid = group
-    return f"{data_dir}/runs/{experiment}/{algorithm}/{dataset}/{bank}/{pid}.json"
+    return f"{data_dir}/" + RECORDS_PATTERN.format(experiment=experiment, algorithm=algorithm, dataset=dataset,
+                                                   bank=bank, param_id=pid)
 
 
 def _spans(values) -> str:
