@@ -16,7 +16,7 @@ import sys
 
 #: tool -> (module with a ``main(argv)``, one line of help)
 TOOLS = {
-    "check": ("mkclust.repro.checks", "check configuration files as the workflow does before any job (a YAML "
+    "check": ("mkclust.repro.check_cli", "check configuration files as the workflow does before any job (a YAML "
               "error's line and column)"),
     "estimate": ("mkclust.repro.estimate", "what a configuration will cost, before it runs"),
     "datasets": ("mkclust.datasets.__main__",

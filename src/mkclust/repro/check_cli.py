@@ -1,0 +1,39 @@
+"""``mkclust check``: the checks the workflow makes before any job (:mod:`mkclust.repro.checks` and
+the plan), without Snakemake. Kept apart from the checks, which the planner calls, so that the
+command may plan without a circle of imports."""
+
+from __future__ import annotations
+
+from mkclust._validation import ConfigError
+
+
+def main(argv=None) -> int:
+    """``mkclust check CONFIG [OVERLAY ...]``: what the workflow checks before any job (each file read,
+    a YAML error with its line and column; the protocols resolved; the schema; the plan with its
+    names, folders, size, tables, figures and claims), without Snakemake. Snakemake reads a
+    ``--configfile`` itself before the workflow starts, and its message for a YAML error names
+    neither line nor column; this names them."""
+    import argparse
+    import sys
+
+    from mkclust.repro.configuration import SCHEMA_FILE, load, protocol_folder, schema_errors
+    from mkclust.repro.planning import plan
+
+    ap = argparse.ArgumentParser(prog="mkclust check", description=main.__doc__)
+    ap.add_argument("configfiles", nargs="*", help="configuration files, merged as --configfile does "
+                    "(default: config.yaml)")
+    args = ap.parse_args(argv)
+    files = args.configfiles or ["config.yaml"]
+    try:
+        config = load(*files)
+        errors = schema_errors(config, protocol_folder(files[0]).parents[1] / SCHEMA_FILE)
+        if errors:
+            raise ConfigError("; ".join(errors))
+        p = plan(config)
+    except (OSError, ConfigError) as exc:
+        print(f"mkclust check: {exc}", file=sys.stderr)
+        return 2
+    print(f"{' + '.join(files)}: {len(config.get('experiments', {}))} experiment(s), {len(p.runs):,} runs in "
+          f"{len(p.run_groups()):,} run groups (jobs), data in {p.data_dir}, figures in {p.figures_dir}; "
+          "`mkclust estimate` gives their cost")
+    return 0
