@@ -5,6 +5,8 @@ claims."""
 
 from __future__ import annotations
 
+import math
+
 import re
 from pathlib import Path
 
@@ -83,16 +85,31 @@ class Budget:
                                   f"(--config {key}=N)")
 
 
-def grid_size(values: dict, bank_size: int | None) -> int:
-    """The number of points of a parameter grid, counted without building it (``kernel: all`` is
-    the bank's size; a malformed entry counts 1 and is reported by :func:`_grid`)."""
-    size = 1
+def grid_axes(values: dict, bank_size: int | None, where: str) -> tuple[list[str], list[list]]:
+    """The axes of a parameter grid, (names, value lists): ``kernel: all`` is every index of a bank of
+    ``bank_size`` kernels; every other entry must be a non-empty list (a ConfigError naming
+    ``where`` otherwise). The one statement of the grid's rules: the planner expands the axes, the
+    budget counts them."""
+    keys, lists = [], []
     for k, v in values.items():
         if k == "kernel" and v == "all":
-            size *= bank_size or 1
-        elif isinstance(v, list) and v:
-            size *= len(v)
-    return size
+            if bank_size is None:
+                raise ConfigError(f"{where}: kernel: all needs a bank of known size; list the indices")
+            v = list(range(bank_size))
+        if not isinstance(v, list) or not v:
+            raise ConfigError(f"{where}.grid.{k}: a grid entry must be a non-empty list, got {v!r}")
+        keys.append(k)
+        lists.append(v)
+    return keys, lists
+
+
+def grid_size(values: dict, bank_size: int | None) -> int:
+    """The number of points of a parameter grid, counted without building it; a malformed grid counts
+    1 here and is reported where the planner expands it (:func:`grid_axes`)."""
+    try:
+        return math.prod(len(v) for v in grid_axes(values, bank_size, "grid")[1])
+    except ConfigError:
+        return 1
 
 
 def check_outputs(p) -> None:

@@ -27,7 +27,7 @@ from mkclust.algorithms.base import default_params
 from mkclust.datasets import REGISTRY as DATASETS
 from mkclust.datasets.download import local_copy, sha256_file
 from mkclust.kernels import BANKS, PREPROCESS, bank_size
-from mkclust.repro.checks import Budget, check_claims, check_names, check_outputs, grid_size
+from mkclust.repro.checks import Budget, check_claims, check_names, check_outputs, grid_axes, grid_size
 from mkclust.repro.configuration import as_list, canonical
 from mkclust.repro.inputs import BUILD_KEYS, bank_options
 from mkclust.repro.pseudo import PSEUDO_PARAMS, check_kernel_choice, split_pseudo
@@ -189,17 +189,7 @@ class Plan:
 
 
 def _grid(values: dict, where: str, bank_sizes: dict[str, int | None], bank: str) -> list[dict]:
-    keys, lists = [], []
-    for k, v in values.items():
-        if k == "kernel" and v == "all":
-            m = bank_sizes.get(bank)
-            if m is None:
-                raise ConfigError(f"{where}: kernel: all needs a bank of known size; list the indices")
-            v = list(range(m))
-        if not isinstance(v, list) or not v:
-            raise ConfigError(f"{where}.grid.{k}: a grid entry must be a non-empty list, got {v!r}")
-        keys.append(k)
-        lists.append(v)
+    keys, lists = grid_axes(values, bank_sizes.get(bank), where)
     return [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
 
 
