@@ -11,10 +11,6 @@ import numpy as np
 import scipy.linalg
 from sklearn.utils import check_array
 
-class ConfigError(ValueError):
-    """A configuration that cannot be run; the message names the offending key."""
-
-
 #: relative tolerance for symmetry checks of kernel matrices
 SYMMETRY_RTOL = 1e-8
 #: tolerance of the positive semi-definiteness check, relative to n max|K_ij| (a bound on the largest

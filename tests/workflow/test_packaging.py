@@ -15,7 +15,9 @@ NOT_IN_JOB_ENV = {"snakemake"}
 
 
 def _pip_names() -> set[str]:
-    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    """The library's dependencies and the workflow extra's: what the package and its jobs import."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    deps = project["dependencies"] + project["optional-dependencies"]["workflow"]
     return {re.split(r"[\[<>=!~ ]", d, maxsplit=1)[0].lower() for d in deps}
 
 

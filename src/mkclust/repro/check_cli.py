@@ -4,7 +4,7 @@ command may plan without a circle of imports."""
 
 from __future__ import annotations
 
-from mkclust._validation import ConfigError
+from mkclust.repro.errors import ConfigError
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,7 @@ import math
 import re
 from pathlib import Path
 
-from mkclust._validation import ConfigError
+from mkclust.repro.errors import ConfigError
 from mkclust.repro.configuration import as_list, claim_kind
 
 

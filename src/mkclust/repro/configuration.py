@@ -36,7 +36,7 @@ from pathlib import Path
 
 import yaml
 
-from mkclust._validation import ConfigError
+from mkclust.repro.errors import ConfigError
 
 #: where a checkout keeps its protocols, relative to its root (the Snakefile passes its own)
 PROTOCOL_FOLDER = Path("workflow") / "protocols"

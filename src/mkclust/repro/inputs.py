@@ -5,7 +5,7 @@ pseudo-parameters (:mod:`mkclust.repro.pseudo`) select it."""
 
 from __future__ import annotations
 
-from mkclust._validation import ConfigError
+from mkclust.repro.errors import ConfigError
 from mkclust.datasets import Dataset, load
 from mkclust.kernels import BANKS, KernelBank, apply_preprocess, build_bank
 from mkclust.repro.pseudo import check_kernel_choice

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mkclust._bank_options import check_bank_options
-from mkclust._validation import ConfigError
+from mkclust.repro.errors import ConfigError
 from mkclust.algorithms import ALGORITHMS
 from mkclust.algorithms.base import default_params
 from mkclust.datasets import REGISTRY as DATASETS

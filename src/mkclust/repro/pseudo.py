@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 
-from mkclust._validation import ConfigError
+from mkclust.repro.errors import ConfigError
 
 #: parameters the runner consumes (not passed to the estimator), and the input kinds that take them:
 #: ``kernel`` picks one kernel of the bank (an index or "ew"); ``n_kernels`` keeps the first M

@@ -12,7 +12,8 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from mkclust import metrics as _metrics
-from mkclust._validation import ConfigError, assume_psd, check_psd
+from mkclust._validation import assume_psd, check_psd
+from mkclust.repro.errors import ConfigError
 from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.algorithms.base import NotFinished
 from mkclust.datasets import Dataset
