@@ -87,3 +87,55 @@ def test_modules_stay_short_and_lines_readable():
     long_lines = [f"{p.relative_to(repo)}:{i}" for p in code if p.is_file()
                   for i, line in enumerate(p.read_text().splitlines(), 1) if len(line) > 120]
     assert long_lines == []
+
+
+def _module_name(path: Path) -> str:
+    parts = ["mkclust", *path.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, anywhere in it (a function's deferred import
+    counts: it runs whenever the function does). ``from a.b import c`` imports a.b.c where c is a
+    module, else a.b; a package's ``__init__`` is its own node."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+                subs = {f"{base}.{a.name}" for a in node.names} & set(paths)
+                deps |= subs or {base}
+        graph[name] = {d for d in deps if d in paths and d != name}
+    return graph
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    """docs/architecture.md: no circle in the package's imports (a depth-first search for a back edge;
+    a package's ``__init__`` re-exporting its modules is not a circle of those modules)."""
+    graph = import_graph()
+    for init in [m for m, p in graph.items() if (PACKAGE / Path(*m.split(".")[1:]) / "__init__.py").exists()]:
+        graph[init] = {d for d in graph[init] if not d.startswith(init + ".")}
+    state, path, cycles = {}, [], []
+
+    def visit(node):
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert not cycles, cycles
