@@ -14,7 +14,7 @@ import yaml
 
 from mkclust.repro.archive import (archive_files, archived_groups, compare_runs, drop_groups, missing_groups,
                                    records_file, write_piece)
-from mkclust.repro.archive_cli import main as archive_cli
+from mkclust.repro.cli.archive import main as archive_cli
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.planning import plan
 

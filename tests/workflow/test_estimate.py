@@ -12,7 +12,8 @@ import yaml
 
 import mkclust.repro.resources as RES
 from mkclust.algorithms import ALGORITHMS, KernelKMeans, ODMC, SpectralClustering
-from mkclust.repro.estimate import JOB_SECONDS, estimate, format_rows, main
+from mkclust.repro.cli.estimate import main
+from mkclust.repro.estimate import JOB_SECONDS, estimate, format_rows
 from mkclust.repro.planning import ConfigError, plan
 from mkclust.repro.run_spec import Run
 
@@ -161,7 +162,7 @@ def test_the_estimate_says_which_raw_files_are_not_local(tmp_path, monkeypatch, 
     """Without a mirror the estimate used to print its table alone, though its sizes for sets that are
     not local come from their published shapes (or are unknown) and a run would download them."""
     from mkclust.datasets import download as dl
-    from mkclust.repro.estimate import main
+    from mkclust.repro.cli.estimate import main
 
     monkeypatch.delenv(dl.MIRROR_ENV, raising=False)
     cfg = tmp_path / "c.yaml"

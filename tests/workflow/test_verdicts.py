@@ -205,6 +205,7 @@ def test_every_configured_claim_is_planned():
 
 
 def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
+    from mkclust.repro.cli.results import main as results_cli
     from mkclust.repro.reporting import results as R
     from mkclust.repro.reporting.pages import run_summary, write_summary
 
@@ -229,7 +230,8 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
     readme, page = tmp_path / "README.md", tmp_path / "docs" / "results.md"
     page.parent.mkdir()
     readme.write_text(f"head\n{R.BEGIN}\nstale text\n{R.END}\ntail\n")
-    assert R.main(["--figures", str(figs), "--readme", str(readme), "--output", str(page), "--pages", "res/pages"]) == 0
+    assert results_cli(["--figures", str(figs), "--readme", str(readme), "--output", str(page),
+                        "--pages", "res/pages"]) == 0
     new = readme.read_text()
     assert new.startswith("head\n") and new.endswith("\ntail\n") and "stale text" not in new
     assert "| RMKKM | 0 of 1 | 2 | [verdict](res/pages/rmkkm/verdict.md) |" in new
@@ -239,7 +241,7 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
     assert "[res/pages/rmkkm/verdict.md](../res/pages/rmkkm/verdict.md)" in whole   # links from docs/
     block = R.summary_block(figs, full, "res/pages")
     assert "| RMKKM | 0 of 1 | 2 of 3 | [verdict](res/pages/rmkkm/verdict.md) |" in block   # ORL not covered
-    assert R.main(["--figures", str(tmp_path / "nothing")]) == 2
+    assert results_cli(["--figures", str(tmp_path / "nothing")]) == 2
 
 
 @pytest.mark.parametrize("path", ["config.yaml", "workflow/configs/paper.yaml"])

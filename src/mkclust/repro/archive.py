@@ -18,7 +18,7 @@ A run group is the unit: a piece holds a group only when every run of the group,
 configuration plans it, is in the data folder. :func:`archived_results` gives the rows of the
 planned runs of one experiment, and the groups missing from the archive.
 
-Command line (``mkclust archive --help``; :mod:`mkclust.repro.archive_cli`)::
+Command line (``mkclust archive --help``; :mod:`mkclust.repro.cli.archive`)::
 
     mkclust archive add results/paper --piece rmkkm --data /work/run/data workflow/configs/paper.yaml
     mkclust archive missing results/paper workflow/configs/paper.yaml

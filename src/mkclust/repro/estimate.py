@@ -24,15 +24,12 @@ factor), largest over the experiment's jobs.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from mkclust.repro import resources as RES
-from mkclust.repro.configuration import load
 from mkclust.datasets import REGISTRY, DatasetUnavailable
 from mkclust.datasets import load as load_dataset
 from mkclust.datasets.download import NotLocal
@@ -180,47 +177,3 @@ def format_rows(rows: list[Row], cores: int = 8, title: str = "experiment") -> s
         lines.append(f"{r.name:24s} {r.jobs:6d} {r.fits:8d} {r.fit_hours:10.3f} {r.cpu_hours:9.3f} "
                      f"{r.wall_hours(cores):9.3f} {r.peak_mb or '':>8}{extra}")
     return "\n".join(lines)
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="mkclust estimate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("configfiles", nargs="*", help="configuration files, merged as --configfile does "
-                    "(default: config.yaml)")
-    ap.add_argument("--cores", type=int, default=8, help="cores for the wall-time column (default 8)")
-    ap.add_argument("--archive", help="calibrate the fits' times on this reference-run archive's measured CPU "
-                    "seconds (mkclust.repro.calibration), e.g. results/paper")
-    ap.add_argument("--calibration", action="store_true", help="with --archive: print measured / estimated of "
-                    "every archived (method, data set) instead")
-    args = ap.parse_args(argv)
-    try:
-        config = load(*(args.configfiles or ["config.yaml"]))
-        p = plan(config)
-        cal = None
-        if args.archive:
-            from mkclust.repro import calibration
-            cal, table = calibration.from_archive(args.archive, p)
-            if args.calibration:
-                print(calibration.format_ratios(table))
-                return 0
-        rows, papers, total = estimate(config, p, cal)
-    except (OSError, ValueError) as exc:   # a missing file, a configuration or archive error: one line
-        print(f"mkclust estimate: {exc}", file=sys.stderr)
-        return 2
-    missing = p.missing_raw_files(config.get("data_mirror"))
-    if missing:   # their sizes are known only from their loaders' published shapes, or not at all
-        files = sorted({f for fs in missing.values() for f in fs})
-        print(f"mkclust estimate: {len(files)} raw file(s) of {len(missing)} data set(s) are not local "
-              f"({', '.join(sorted(missing)[:6])}{' ...' if len(missing) > 6 else ''}): a run downloads them into "
-              f"{p.data_dir}/raw, or give a mirror (data_mirror: or $MKCLUST_DATA_MIRROR)", file=sys.stderr)
-    print(format_rows(rows + [total], args.cores))
-    print()
-    print(format_rows(papers + [total], args.cores, "paper"))
-    source = f"calibrated on {args.archive}'s measured fits" if cal else "the class models, calibrated on measured fits"
-    print(f"\nTypical times on one core ({source}), {JOB_SECONDS} s of start-up per job; "
-          f"wall = max(CPU h / {args.cores}, the longest job). Peak MB: the run jobs' memory bound.", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

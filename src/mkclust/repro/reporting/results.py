@@ -17,17 +17,13 @@ From the reference run (``results/paper``, rebuilt without fitting; its pages co
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
 
 from mkclust.repro.captions import paper_name
 from mkclust.repro.reporting.pages import not_evaluated_note
-from mkclust.repro.configuration import load as load_config
-from mkclust._io import atomic_open
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 #: each paper's headline table (the one its claims are mostly about)
@@ -160,34 +156,3 @@ def replace_section(readme: str, new: str) -> str:
         raise ValueError(f"the README has no {BEGIN} ... {END} markers")
     head, rest = readme.split(BEGIN, 1)
     return head + new + rest.split(END, 1)[1]
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="mkclust results", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--figures", default="figures", type=Path, help="the run's figures folder")
-    ap.add_argument("--full", type=Path, help="the full configuration, to say which of its data sets were run")
-    ap.add_argument("--output", type=Path, help="write the results page here, whole (e.g. docs/results.md)")
-    ap.add_argument("--readme", type=Path, help="rewrite this README's results summary, between its markers")
-    ap.add_argument("--pages", help="link the full verdicts at this folder of the repository (the run's figures "
-                                    "folder, committed), e.g. results/paper/pages")
-    a = ap.parse_args(argv)
-    if not (a.figures / "run_summary.json").exists():
-        print(f"{a.figures}/run_summary.json not found: run the workflow first", file=sys.stderr)
-        return 2
-    full = load_config(a.full) if a.full else None
-    if a.output:
-        with atomic_open(a.output, "w", encoding="utf-8") as fh:
-            fh.write(page(a.figures, full, a.pages))
-    if a.readme:
-        results_page = (str(Path(a.output).resolve().relative_to(a.readme.resolve().parent))
-                        if a.output else "docs/results.md")
-        new = replace_section(a.readme.read_text(), summary_block(a.figures, full, a.pages, results_page))
-        with atomic_open(a.readme, "w", encoding="utf-8") as fh:
-            fh.write(new)
-    if not a.output and not a.readme:
-        print(page(a.figures, full, a.pages))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

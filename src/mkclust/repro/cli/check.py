@@ -1,6 +1,5 @@
 """``mkclust check``: the checks the workflow makes before any job (:mod:`mkclust.repro.checks` and
-the plan), without Snakemake. Kept apart from the checks, which the planner calls, so that the
-command may plan without a circle of imports."""
+the plan), without Snakemake."""
 
 from __future__ import annotations
 

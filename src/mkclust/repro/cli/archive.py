@@ -1,13 +1,10 @@
 """``mkclust archive``: the command line of :mod:`mkclust.repro.archive` (add a piece, list and price
-the missing run groups, drop stale groups, compare a rerun); its usage is in that module's docstring.
-Kept apart from the archive's functions, which the estimate's calibration reads, so that the command
-may use the estimate without a circle of imports."""
+the missing run groups, drop stale groups, compare a rerun); its usage is in that module's docstring."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from mkclust.repro import archive as A
@@ -97,7 +94,3 @@ def main(argv=None) -> int:
           f"(largest metric difference {df['max_metric_diff'].max():.3g})")
     return 0 if bad == 0 else 1
 
-
-if __name__ == "__main__":
-    from mkclust.__main__ import run_tool
-    sys.exit(run_tool(main, sys.argv[1:]))

@@ -1,0 +1,41 @@
+"""``mkclust results``: a run's results page and the README's results summary
+(:mod:`mkclust.repro.reporting.results`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mkclust._io import atomic_open
+from mkclust.repro.configuration import load as load_config
+from mkclust.repro.reporting.results import __doc__ as RESULTS_DOC
+from mkclust.repro.reporting.results import page, replace_section, summary_block
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="mkclust results", description=RESULTS_DOC.split("\n\n")[0])
+    ap.add_argument("--figures", default="figures", type=Path, help="the run's figures folder")
+    ap.add_argument("--full", type=Path, help="the full configuration, to say which of its data sets were run")
+    ap.add_argument("--output", type=Path, help="write the results page here, whole (e.g. docs/results.md)")
+    ap.add_argument("--readme", type=Path, help="rewrite this README's results summary, between its markers")
+    ap.add_argument("--pages", help="link the full verdicts at this folder of the repository (the run's figures "
+                                    "folder, committed), e.g. results/paper/pages")
+    a = ap.parse_args(argv)
+    if not (a.figures / "run_summary.json").exists():
+        print(f"{a.figures}/run_summary.json not found: run the workflow first", file=sys.stderr)
+        return 2
+    full = load_config(a.full) if a.full else None
+    if a.output:
+        with atomic_open(a.output, "w", encoding="utf-8") as fh:
+            fh.write(page(a.figures, full, a.pages))
+    if a.readme:
+        results_page = (str(Path(a.output).resolve().relative_to(a.readme.resolve().parent))
+                        if a.output else "docs/results.md")
+        new = replace_section(a.readme.read_text(), summary_block(a.figures, full, a.pages, results_page))
+        with atomic_open(a.readme, "w", encoding="utf-8") as fh:
+            fh.write(new)
+    if not a.output and not a.readme:
+        print(page(a.figures, full, a.pages))
+    return 0
+
