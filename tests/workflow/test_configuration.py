@@ -159,3 +159,24 @@ def test_mkclust_check_names_a_yaml_errors_line_and_a_schema_violation_and_passe
     assert "'datasetz' was unexpected" in err and "'algorithms' is a required property" in err
     assert main(["check", str(REPO / "tests/configs/tiny.yaml")]) == 0
     assert re.search(r"tiny.yaml: 5 experiment\(s\), 65 runs in \d+ run groups", capsys.readouterr().out)
+
+
+def test_mkclust_check_makes_the_workflows_archive_and_reference_checks(tmp_path, capsys):
+    """The pre-job checks are one function (mkclust.repro.preflight) that the Snakefile and mkclust check
+    both call: an archive that lacks planned groups stops both, naming the groups; a reference run that
+    is not there is a note; with archive_partial the missing groups are left out."""
+    from mkclust.__main__ import main
+    from mkclust.repro.configuration import load
+    from mkclust.repro.preflight import preflight
+    empty = tmp_path / "archive"
+    empty.mkdir()
+    over = tmp_path / "over.yaml"
+    over.write_text(yaml.safe_dump({"results_archive": str(empty)}))
+    assert main(["check", str(REPO / "tests/configs/tiny.yaml"), str(over)]) == 2
+    assert re.search(r"results_archive: \d+ run group\(s\) of this configuration are not in", capsys.readouterr().err)
+    pre = preflight({**load(REPO / "tests/configs/tiny.yaml"), "results_archive": str(empty), "archive_partial": True},
+                    REPO)
+    assert len(pre.left_out) == len(pre.plan.run_groups()) > 0
+    over.write_text(yaml.safe_dump({"reference_run": "no/such/archive"}))
+    assert main(["check", str(REPO / "tests/configs/tiny.yaml"), str(over)]) == 0
+    assert "reference_run no/such/archive not found" in capsys.readouterr().err

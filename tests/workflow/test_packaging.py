@@ -65,7 +65,7 @@ def test_every_runtime_import_and_solver_is_a_declared_dependency():
 
 def test_every_rule_uses_the_conda_env():
     rules = list((REPO / "workflow/rules").glob("*.smk"))
-    assert {p.stem for p in rules} == {"datasets", "kernels", "runs", "aggregate", "figures", "report"}
+    assert {p.stem for p in rules} == {"common", "datasets", "kernels", "runs", "aggregate", "figures", "report"}
     for p in rules:
         text = p.read_text()
         assert text.count("script:") == text.count("conda:"), f"{p.name}: a rule without conda:"

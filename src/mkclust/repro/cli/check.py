@@ -9,14 +9,16 @@ from mkclust.repro.errors import ConfigError
 def main(argv=None) -> int:
     """``mkclust check CONFIG [OVERLAY ...]``: what the workflow checks before any job (each file read,
     a YAML error with its line and column; the protocols resolved; the schema; the plan with its
-    names, folders, size, tables, figures and claims), without Snakemake. Snakemake reads a
+    names, folders, size, tables, figures and claims; the archive and reference run it names; the raw
+    files it would download: :mod:`mkclust.repro.preflight`, as the Snakefile), without Snakemake.
+    Snakemake reads a
     ``--configfile`` itself before the workflow starts, and its message for a YAML error names
     neither line nor column; this names them."""
     import argparse
     import sys
 
     from mkclust.repro.configuration import SCHEMA_FILE, load, protocol_folder, schema_errors
-    from mkclust.repro.planning import plan
+    from mkclust.repro.preflight import preflight
 
     ap = argparse.ArgumentParser(prog="mkclust check", description=main.__doc__)
     ap.add_argument("configfiles", nargs="*", help="configuration files, merged as --configfile does "
@@ -25,13 +27,17 @@ def main(argv=None) -> int:
     files = args.configfiles or ["config.yaml"]
     try:
         config = load(*files)
-        errors = schema_errors(config, protocol_folder(files[0]).parents[1] / SCHEMA_FILE)
+        checkout = protocol_folder(files[0]).parents[1]
+        errors = schema_errors(config, checkout / SCHEMA_FILE)
         if errors:
             raise ConfigError("; ".join(errors))
-        p = plan(config)
+        pre = preflight(config, checkout)
     except (OSError, ConfigError) as exc:
         print(f"mkclust check: {exc}", file=sys.stderr)
         return 2
+    for note in pre.notes:
+        print(f"mkclust check: {note}", file=sys.stderr)
+    p = pre.plan
     print(f"{' + '.join(files)}: {len(config.get('experiments', {}))} experiment(s), {len(p.runs):,} runs in "
           f"{len(p.run_groups()):,} run groups (jobs), data in {p.data_dir}, figures in {p.figures_dir}; "
           "`mkclust estimate` gives their cost")

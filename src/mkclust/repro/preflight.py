@@ -1,0 +1,83 @@
+"""What a run checks before any job, once, for the Snakefile and ``mkclust check`` alike.
+
+On a resolved and schema-valid configuration (protocols merged, :mod:`mkclust.repro.configuration`):
+
+- the plan (:func:`mkclust.repro.planning.plan`: names, folders, size, tables, figures, claims);
+- the raw files its data set jobs would download (a note, not an error: a mirror or ``data/raw`` may
+  hold them);
+- ``results_archive``: every planned run group in the archive, or ``archive_partial`` to leave the
+  missing ones out (an error naming them otherwise; a damaged piece is an error naming its file);
+- ``reference_run``: the archive the tables are compared with, found from the working folder or the
+  checkout, its pieces intact (a note when it is not there);
+- an output folder given as an absolute path outside the working folder (a note).
+
+Errors are :class:`~mkclust.repro.errors.ConfigError`; notes are lines for the user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mkclust.repro.errors import ConfigError
+from mkclust.repro.planning import Plan, plan
+
+
+@dataclass
+class Preflight:
+    """The plan and what the checks found (module docstring)."""
+
+    plan: Plan
+    archive: str | None = None
+    left_out: list[str] = field(default_factory=list)     # planned groups missing from the archive
+    reference_run: str | None = None                      # the reference archive's folder, when found
+    reference_name: str | None = None                     # as the configuration names it (the pages show it)
+    notes: list[str] = field(default_factory=list)
+
+
+def preflight(config: dict, checkout: str | Path, cwd: str | Path | None = None) -> Preflight:
+    """The pre-job checks of a resolved configuration (module docstring); ``checkout`` is the
+    repository's folder (where a relative ``reference_run`` is also looked for), ``cwd`` the
+    working folder (default: the current one)."""
+    from mkclust.repro.archive import archived_groups, group_name, missing_groups
+
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    pre = Preflight(plan(config))
+    missing = pre.plan.missing_raw_files(config.get("data_mirror"))
+    if missing:
+        files = sorted({f for fs in missing.values() for f in fs})
+        pre.notes.append(
+            f"{len(files)} raw file(s) of {len(missing)} data set(s) are not local ({', '.join(sorted(missing)[:6])}"
+            f"{' ...' if len(missing) > 6 else ''}): their dataset jobs will download them into "
+            f"{pre.plan.data_dir}/raw/<path> (sha256-checked). Offline, give a mirror folder with the same layout: "
+            "--config data_mirror=/path (or $MKCLUST_DATA_MIRROR).")
+    pre.archive = config.get("results_archive")
+    if pre.archive:
+        try:
+            pre.left_out = [group_name(g) for g in missing_groups(pre.plan, pre.archive)]
+        except ValueError as exc:
+            raise ConfigError(f"results_archive: {exc}") from exc
+        if pre.left_out and not config.get("archive_partial"):
+            raise ConfigError(
+                f"results_archive: {len(pre.left_out)} run group(s) of this configuration are not in {pre.archive}: "
+                + ", ".join(pre.left_out[:8]) + (" ..." if len(pre.left_out) > 8 else "")
+                + " (mkclust archive missing --list; or --config archive_partial=true leaves them out)")
+    if config.get("reference_run") and not pre.archive:
+        ref = Path(config["reference_run"])
+        if not ref.is_absolute() and not (cwd / ref).exists():
+            ref = Path(checkout) / ref            # a path in the repository, from any working folder
+        if not (ref if ref.is_absolute() else cwd / ref).is_dir():
+            pre.notes.append(f"reference_run {config['reference_run']} not found: the tables are not compared "
+                             "with a reference run")
+        else:
+            try:
+                archived_groups(ref if ref.is_absolute() else cwd / ref)
+            except ValueError as exc:
+                raise ConfigError(f"reference_run: {exc}") from exc
+            pre.reference_run, pre.reference_name = str(ref), config["reference_run"]
+    # a relative output folder stays inside the working folder (the planner refuses ".."); an absolute
+    # one outside it is allowed, on purpose, and said once
+    for key, folder in (("data_dir", pre.plan.data_dir), ("figures_dir", pre.plan.figures_dir)):
+        if Path(folder).is_absolute() and not Path(folder).resolve().is_relative_to(cwd.resolve()):
+            pre.notes.append(f"{key} is {folder}, outside the working folder {cwd}")
+    return pre
