@@ -71,3 +71,21 @@ def test_the_reference_run_calibrates_within_2x_on_nearly_every_method_and_data_
     inside = r["ratio"].between(0.5, 2.0).mean()
     assert len(r) > 400 and inside >= 0.95
     assert r["ratio_uncalibrated"].between(0.5, 2.0).mean() < inside
+
+
+def test_a_fit_that_recorded_no_cpu_time_is_floored_not_a_crash():
+    """Runs below the clock's resolution record 0 CPU seconds: measured_groups floors them at
+    MIN_SECONDS (a finite logarithm), so the calibration fits."""
+    import yaml
+    from mkclust.repro.planning import plan
+    p = plan(yaml.safe_load((ROOT / "tests" / "configs" / "tiny.yaml").read_text()))
+    rows = []
+    for g, runs in p.run_groups().items():
+        for r in runs:
+            rows.append({"experiment": r.experiment, "algorithm": r.algorithm, "dataset": r.dataset, "bank": r.bank,
+                         "param_id": r.param_id, "seed": r.seed, "n": 100, "n_clusters": 2, "status": "ok",
+                         "cpu_seconds": 0.0 if r.algorithm == "KM" else 0.05})
+    table = CAL.measured_groups([pd.DataFrame(rows)], p)
+    assert (table.loc[table["algorithm"] == "KM", "t"] == CAL.MIN_SECONDS).all()
+    r = CAL.ratios(CAL.fit(table), table)
+    assert len(r) > 0 and np.isfinite(r["ratio"]).all()

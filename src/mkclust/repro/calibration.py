@@ -36,6 +36,8 @@ from mkclust.repro.run_spec import NO_BANK
 #: the exponent's range, and the sweeps of the alternating fit
 B_RANGE = (0.3, 2.0)
 SWEEPS = 30
+#: the least CPU seconds per run the fit reads (a recorded 0 would have no logarithm)
+MIN_SECONDS = 1e-4
 _COLUMNS = ["experiment", "algorithm", "dataset", "bank", "param_id", "seed", "n", "n_clusters", "cpu_seconds",
             "status"]
 
@@ -90,7 +92,8 @@ def measured_groups(frames, plan) -> pd.DataFrame:
             rows.append((g[0], g[1], g[2], float(s["cpu_seconds"].sum()), len(s), typical, len(runs)))
     t = pd.DataFrame(rows, columns=["experiment", "algorithm", "dataset", "cpu", "runs", "typical", "planned"])
     t = t.groupby(["experiment", "algorithm", "dataset"], as_index=False).sum()
-    return t.assign(t=t["cpu"] / t["runs"], u=t["typical"] / t["planned"])
+    # a fit below the clock's resolution records 0 s: floored at MIN_SECONDS, so its log is finite
+    return t.assign(t=np.maximum(t["cpu"] / t["runs"], MIN_SECONDS), u=t["typical"] / t["planned"])
 
 
 def _curve(u: np.ndarray, t: np.ndarray, start=None) -> tuple[float, float, float]:
