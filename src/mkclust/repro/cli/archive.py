@@ -69,16 +69,17 @@ def main(argv=None) -> int:
         total = len(p.run_groups())
         print(f"{len(gone)} of {total} run groups of {' + '.join(args.configfiles)} are missing from {args.archive}")
         from mkclust.repro.calibration import from_archive
-        from mkclust.repro.estimate import group_rows
+        from mkclust.repro.estimate import dataset_size, group_rows
         groups = p.run_groups()
         cal = from_archive(args.archive, p)[0] if gone else None
-        for row, model in zip(group_rows(p, {g: groups[g] for g in gone}, cal=cal),
-                              group_rows(p, {g: groups[g] for g in gone})):
+        sizes = {name: dataset_size(p, name) for name in {g[2] for g in gone}}   # read once for every row below
+        for row, model in zip(group_rows(p, {g: groups[g] for g in gone}, sizes, cal=cal),
+                              group_rows(p, {g: groups[g] for g in gone}, sizes)):
             cost = (f"about {row.cpu_hours:.2f} CPU h calibrated on the archive, {model.cpu_hours:.2f} by the class "
                     "models" + (f", {row.unknown} of unknown size" if row.unknown else ""))
             print(f"  {row.name}: {row.jobs} ({row.fits} fits, {cost})")
             for alg in sorted({g[1] for g in gone if g[0] == row.name}):
-                sub = group_rows(p, {g: groups[g] for g in gone if g[:2] == (row.name, alg)}, cal=cal)[0]
+                sub = group_rows(p, {g: groups[g] for g in gone if g[:2] == (row.name, alg)}, sizes, cal=cal)[0]
                 print(f"    {alg}: {sub.jobs} ({sub.fits} fits, about {sub.cpu_hours:.2f} CPU h)")
         if args.list:
             for g in gone:
