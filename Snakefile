@@ -34,9 +34,9 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        PLAN.results_targets(),
-        PLAN.table_targets(),
-        PLAN.figure_targets(),
-        PLAN.verdict_targets(),
-        PLAN.summary_targets(),
+        PLAN.targets.results_targets(),
+        PLAN.targets.table_targets(),
+        PLAN.targets.figure_targets(),
+        PLAN.targets.verdict_targets(),
+        PLAN.targets.summary_targets(),
     default_target: True

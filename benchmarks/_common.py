@@ -71,10 +71,10 @@ def built_inputs(plan, work, dataset: str, bank: str | None = None):
 
     ds_path = work / f"{dataset}.npz"
     if not ds_path.exists():
-        make_dataset(plan.dataset_spec(dataset)).save(ds_path)
+        make_dataset(plan.inputs.dataset_spec(dataset)).save(ds_path)
     if bank is None or bank == "none":
         return ds_path, None
     bank_path = work / f"{dataset}_{bank}.npz"
     if not bank_path.exists():
-        make_bank(plan.bank_spec(bank, dataset), Dataset.load(ds_path)).save(bank_path)
+        make_bank(plan.inputs.bank_spec(bank, dataset), Dataset.load(ds_path)).save(bank_path)
     return ds_path, bank_path

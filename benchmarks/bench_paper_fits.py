@@ -84,7 +84,7 @@ def main(argv=None):
             recs = run_group(runs, ds_path, bank_path)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         n = recs[0]["n"]
-        rank = None if key[3] == "none" else RES.bank_rank(n, p.bank_landmarks(key[3]))
+        rank = None if key[3] == "none" else RES.bank_rank(n, p.inputs.bank_landmarks(key[3]))
         est = RES.group_seconds(runs, n, typical=True, n_classes=recs[0]["n_clusters"], input_rank=rank)
         fit_cpu = sum(r.get("cpu_seconds") or 0 for r in recs)
         tag = "/".join(key)

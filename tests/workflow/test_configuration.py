@@ -109,6 +109,21 @@ def test_the_default_runs_every_paper_from_its_protocol():
     assert papers == {"mkc", "gumkl", "odmc", "rmkkm", "scmk"}
 
 
+def test_each_paper_is_named_once_in_its_protocol_file_with_a_headline_table_it_makes():
+    """papers: of the protocol files: every paper a protocol reproduces has a name and a headline
+    table among its experiments' tables; a configuration's own entry (config.yaml's core) is added
+    to them, and one of its entries overrides the protocols'."""
+    cfg = load(REPO / "config.yaml")
+    protocols, _ = read_protocols(REPO / "workflow/protocols")
+    for paper in {p["paper"] for p in protocols.values()}:
+        entry = cfg["papers"][paper]
+        tables = {t for p in protocols.values() if p["paper"] == paper for t in p.get("tables") or {}}
+        assert entry["name"] and entry["headline"] in tables, paper
+    assert cfg["papers"]["core"] == {"name": "Baselines"}
+    renamed = resolve({"papers": {"mkc": {"name": "Zhao et al."}}, "experiments": {}}, REPO / "workflow/protocols")
+    assert renamed["papers"]["mkc"]["name"] == "Zhao et al." and renamed["papers"]["mkc"]["headline"] == "table2"
+
+
 def test_the_reference_run_pieces_partition_the_paper_configuration():
     """workflow/configs/pieces/*.yaml: every run of the paper configuration in exactly one piece, with
     the same paths and parameters, so the pieces' archives add up to the whole run."""

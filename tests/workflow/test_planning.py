@@ -45,8 +45,8 @@ def test_plan_expands_grids_and_seeds(tiny):
     assert len(by("NC")) == 2 * 2 * 1  # kernel: all over a 2-width bank
     assert {r.params["kernel"] for r in by("NC")} == {0, 1}
     assert all(r.timing for r in p.runs_of("tiny_timing"))
-    assert "figures/tinypaper/table2.md" in p.table_targets()
-    assert "figures/tinypaper/timing.pdf" in p.figure_targets()
+    assert "figures/tinypaper/table2.md" in p.targets.table_targets()
+    assert "figures/tinypaper/timing.pdf" in p.targets.figure_targets()
     assert len({(r.path(), r.param_id, r.seed) for r in p.runs}) == len(p.runs)
     unbatched = [r for r in p.runs if not r.batch]
     assert len({(r.path(), r.seed) for r in unbatched}) == len(unbatched)
@@ -193,20 +193,20 @@ def test_bank_preprocessing_per_data_set():
     two sets are not row-normalised) and unit rows elsewhere; a set without an entry gets exactly the
     spec it had before (no rebuild); make_bank refuses a spec not resolved for one set."""
     p = plan(load_config(Path(__file__).resolve().parents[2] / "workflow/configs/paper.yaml"))
-    assert p.bank_spec("rmkkm12", "COIL20") == {"bank": "rmkkm12", "preprocess": "none"}
-    assert p.bank_spec("rmkkm12", "BA") == {"bank": "rmkkm12", "preprocess": "none"}
-    assert p.bank_spec("rmkkm12", "TR11") == {"bank": "rmkkm12", "preprocess": "unit"}
+    assert p.inputs.bank_spec("rmkkm12", "COIL20") == {"bank": "rmkkm12", "preprocess": "none"}
+    assert p.inputs.bank_spec("rmkkm12", "BA") == {"bank": "rmkkm12", "preprocess": "none"}
+    assert p.inputs.bank_spec("rmkkm12", "TR11") == {"bank": "rmkkm12", "preprocess": "unit"}
     rng = np.random.RandomState(0)
     X = rng.rand(30, 5) * rng.uniform(1, 20, size=(30, 1))   # rows of very different norms
     ds = Dataset(X, np.arange(30) % 3)
-    raw, unit = (make_bank(p.bank_spec("rmkkm12", name), ds) for name in ("COIL20", "TR11"))
+    raw, unit = (make_bank(p.inputs.bank_spec("rmkkm12", name), ds) for name in ("COIL20", "TR11"))
     D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     t = 1.0 * np.sqrt(D.max())                            # the Gaussian kernel at t0 = 1 on the raw rows
     assert np.allclose(raw.K[raw.names.index("gauss(rmkkm,t0=1)")],
                        np.exp(-D / (2 * t * t)), atol=1e-12)
     assert np.abs(raw.K - unit.K).max() > 0.01            # unit rows change the distance kernels
     with pytest.raises(ValueError, match="resolves preprocess_by_dataset"):
-        make_bank(p.bank_spec("rmkkm12"), ds)
+        make_bank(p.inputs.bank_spec("rmkkm12"), ds)
 
 
 @pytest.mark.parametrize("name", sorted(BANKS))
@@ -267,7 +267,7 @@ def test_batched_grid_is_one_group_and_reuse_joins_results(tiny, tmp_path):
     scsk = groups[("tiny_scmk", "SCSK", "digits1v7", "mkc3", "alpha=0.001+kernel=each+max_iter=12")]
     assert [r.params["kernel"] for r in scsk] == [0, 1, 2] and len({r.path() for r in scsk}) == 1
     assert p.sources("tiny_scmk") == ["tiny_scmk", "tiny_rmkkm"]
-    assert p.source_results("tiny_scmk") == ["data/results/tiny_scmk.csv", "data/results/tiny_rmkkm.csv"]
+    assert p.targets.source_results("tiny_scmk") == ["data/results/tiny_scmk.csv", "data/results/tiny_rmkkm.csv"]
     # a batched group is fitted like its runs one by one, each record with its own parameters
     ds = load("digits1v7")
     ds.save(tmp_path / "d.npz")

@@ -66,14 +66,14 @@ def test_the_plan_names_the_raw_files_a_run_will_download(tmp_path, monkeypatch)
         "paper": "p", "datasets": ["colic", "digits1v7"], "seeds": [0],
         "algorithms": {"KM": {"algorithm": "km"}}}}}
     p = plan(config)
-    assert p.missing_raw_files() == {"colic": ["colic/colic.arff"]}     # digits1v7 is embedded
+    assert p.inputs.missing_raw_files() == {"colic": ["colic/colic.arff"]}     # digits1v7 is embedded
     mirror = tmp_path / "mirror" / "colic"
     mirror.mkdir(parents=True)
     (mirror / "colic.arff").write_text("x")
-    assert p.missing_raw_files(mirror=tmp_path / "mirror") == {}
+    assert p.inputs.missing_raw_files(mirror=tmp_path / "mirror") == {}
     (tmp_path / "data" / "processed").mkdir(parents=True)
     (tmp_path / "data" / "processed" / "colic.npz").write_text("built")
-    assert p.missing_raw_files() == {}                                   # built already: nothing to fetch
+    assert p.inputs.missing_raw_files() == {}                                   # built already: nothing to fetch
 
 
 def test_config_schema_lists_every_preprocessing():

@@ -201,7 +201,7 @@ def test_every_configured_claim_is_planned():
     assert p.verdict_papers() == ["tinypaper"]
     assert [c["claim"] for c in p.claims("tinypaper")] == [c["claim"] for e in cfg["experiments"].values()
                                                          for c in e.get("claims", [])]
-    assert "figures/tinypaper/verdict.md" in p.verdict_targets()
+    assert "figures/tinypaper/verdict.md" in p.targets.verdict_targets()
 
 
 def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
@@ -212,7 +212,9 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
     figs = tmp_path / "figures"
     res = {"rmkkm_table2": pd.DataFrame({"dataset": ["YALE", "JAFFE"], "dataset_flags": ["", "f"],
                                          "status": ["ok", "ok"], "cpu_seconds": [3600.0, 1800.0]})}
-    cfg = {"experiments": {"rmkkm_table2": {"paper": "rmkkm", "datasets": ["YALE", "JAFFE"]}}}
+    # the paper's name and headline table come from the configuration's papers: (the protocol files')
+    cfg = {"experiments": {"rmkkm_table2": {"paper": "rmkkm", "datasets": ["YALE", "JAFFE"]}},
+           "papers": {"rmkkm": {"name": "RMKKM", "headline": "table2_mean"}, "other": {"name": "Not run"}}}
     write_summary(str(figs / "run_summary"), run_summary(res, cfg, ["paper.yaml", "paper_results.yaml"], tmp_path))
     t = {"table2_mean": tidy(GRID)}
     write_verdict(str(figs / "rmkkm" / "verdict"), "RMKKM",

@@ -4,9 +4,9 @@
 
 rule aggregate:
     input:
-        lambda wc: archive_files(ARCHIVE) if ARCHIVE else PLAN.group_targets(wc.experiment),
+        lambda wc: archive_files(ARCHIVE) if ARCHIVE else PLAN.targets.group_targets(wc.experiment),
     output:
-        f"{DATA}/results/{{experiment}}.csv",
+        results_path(DATA, "{experiment}"),
     params:
         archive=ARCHIVE,   # with results_archive: the rows of the archive, no run records
         partial=bool(config.get("archive_partial")),
@@ -27,7 +27,7 @@ rule reference_results:
     input:
         lambda wc: archive_files(REFERENCE_RUN),
     output:
-        f"{DATA}/reference/{{experiment}}.csv",
+        reference_results_path(DATA, "{experiment}"),
     params:
         archive=REFERENCE_RUN,
         partial=True,

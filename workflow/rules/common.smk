@@ -29,6 +29,7 @@ if not workflow.overwrite_configfiles:
 from mkclust.repro.configuration import SCHEMA_FILE, command_line_values, resolve, schema_errors
 from mkclust.repro.planning import ConfigError, plan
 from mkclust.repro.run_spec import RECORDS_PATTERN, group_params
+from mkclust.repro.targets import paper_output, reference_results_path, results_path, summary_path
 
 # experiments that name a protocol (workflow/protocols/) become the protocol with their overrides
 try:
@@ -66,5 +67,6 @@ REFERENCE_RUN, REFERENCE_NAME = _PRE.reference_run, _PRE.reference_name
 
 DATA = PLAN.data_dir
 FIGS = PLAN.figures_dir
+PAPERS = config.get("papers")   # each paper's name in the report (the protocol files' papers:)
 GROUPS = PLAN.run_groups()
 ENV = "../../envs/mkclust.yaml"  # relative to workflow/rules/

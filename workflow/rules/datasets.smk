@@ -8,7 +8,7 @@
 def dataset_inputs(wc):
     """A researcher's own data file is the data set's input: a changed file rebuilds it and reruns
     everything that depends on it (registered sets have no input; their raw files are checked by sha256)."""
-    spec = PLAN.dataset_spec(wc.dataset)
+    spec = PLAN.inputs.dataset_spec(wc.dataset)
     return [spec["options"]["path"]] if spec["loader"] == "file" else []
 
 
@@ -18,11 +18,11 @@ rule dataset:
     output:
         f"{DATA}/processed/{{dataset}}.npz",
     params:
-        spec=lambda wc: PLAN.dataset_spec(wc.dataset),
+        spec=lambda wc: PLAN.inputs.dataset_spec(wc.dataset),
         raw_dir=f"{DATA}/raw",
     resources:
-        mem_mb=lambda wc, attempt: RES.dataset_mem_mb(RES.raw_bytes(PLAN.dataset_spec(wc.dataset)), attempt),
-        runtime=lambda wc, attempt: RES.dataset_runtime(RES.raw_bytes(PLAN.dataset_spec(wc.dataset)), attempt),
+        mem_mb=lambda wc, attempt: RES.dataset_mem_mb(RES.raw_bytes(PLAN.inputs.dataset_spec(wc.dataset)), attempt),
+        runtime=lambda wc, attempt: RES.dataset_runtime(RES.raw_bytes(PLAN.inputs.dataset_spec(wc.dataset)), attempt),
     log:
         f"{DATA}/logs/dataset/{{dataset}}.log",
     conda:

@@ -15,9 +15,9 @@ def table_inputs(wc):
     files (its published values and causes.tsv): a table is rebuilt when a cause or a published value
     changes, not only when a result does."""
     exp, spec = output_spec("tables", wc)
-    inputs = {"results": PLAN.source_results(exp)}
+    inputs = {"results": PLAN.targets.source_results(exp)}
     if REFERENCE_RUN:   # the reference run's rows of the same experiments (rule reference_results)
-        inputs["reference_results"] = [f"{DATA}/reference/{Path(r).name}" for r in inputs["results"]]
+        inputs["reference_results"] = [reference_results_path(DATA, e) for e in PLAN.sources(exp)]
     if spec.get("reference"):
         ref = spec["reference"]
         inputs["reference"] = [str(REFERENCE_DIR / f"{ref['paper']}_{ref['table']}.csv"),
@@ -31,11 +31,11 @@ rule table:
     input:
         unpack(table_inputs),
     output:
-        csv=f"{FIGS}/{{paper}}/{{name}}.csv",
-        md=f"{FIGS}/{{paper}}/{{name}}.md",
-        tex=f"{FIGS}/{{paper}}/{{name}}.tex",
-        html=report(f"{FIGS}/{{paper}}/{{name}}.html", caption="../report/table.rst",
-                    category=lambda wc: paper_name(wc.paper), subcategory="Tables", labels={"table": "{name}"}),
+        csv=paper_output(FIGS, "{paper}", "{name}", "csv"),
+        md=paper_output(FIGS, "{paper}", "{name}", "md"),
+        tex=paper_output(FIGS, "{paper}", "{name}", "tex"),
+        html=report(paper_output(FIGS, "{paper}", "{name}", "html"), caption="../report/table.rst",
+                    category=lambda wc: paper_name(wc.paper, PAPERS), subcategory="Tables", labels={"table": "{name}"}),
     params:
         spec=lambda wc: output_spec("tables", wc)[1],
         caption=lambda wc: table_caption(wc.name, output_spec("tables", wc)[1]),
@@ -55,11 +55,12 @@ rule figure:
     wildcard_constraints:
         name=r"(?!verdict\.)[^/]+",   # figures/<paper>/verdict.* is rule verdict's
     input:
-        lambda wc: PLAN.source_results(output_spec("figures", wc)[0]),
+        lambda wc: PLAN.targets.source_results(output_spec("figures", wc)[0]),
     output:
-        png=report(f"{FIGS}/{{paper}}/{{name}}.png", caption="../report/figure.rst",
-                   category=lambda wc: paper_name(wc.paper), subcategory="Figures", labels={"figure": "{name}"}),
-        pdf=f"{FIGS}/{{paper}}/{{name}}.pdf",
+        png=report(paper_output(FIGS, "{paper}", "{name}", "png"), caption="../report/figure.rst",
+                   category=lambda wc: paper_name(wc.paper, PAPERS), subcategory="Figures",
+                   labels={"figure": "{name}"}),
+        pdf=paper_output(FIGS, "{paper}", "{name}", "pdf"),
     params:
         spec=lambda wc: output_spec("figures", wc)[1],
         caption=lambda wc: figure_caption(wc.name, output_spec("figures", wc)[1]),

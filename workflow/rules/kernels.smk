@@ -9,13 +9,13 @@ rule kernel_bank:
     output:
         protected(f"{DATA}/kernels/{{dataset}}/{{bank}}.npz"),
     params:
-        spec=lambda wc: PLAN.bank_spec(wc.bank, wc.dataset),
+        spec=lambda wc: PLAN.inputs.bank_spec(wc.bank, wc.dataset),
     resources:
-        mem_mb=lambda wc, input, attempt: RES.bank_mem_mb(input[0], PLAN.bank_size(wc.bank), attempt,
-                                                          PLAN.bank_landmarks(wc.bank)),
-        runtime=lambda wc, input, attempt: RES.bank_runtime(input[0], PLAN.bank_size(wc.bank), attempt,
-                                                            PLAN.bank_landmarks(wc.bank),
-                                                            PLAN.bank_decomposes(wc.bank)),
+        mem_mb=lambda wc, input, attempt: RES.bank_mem_mb(input[0], PLAN.inputs.bank_size(wc.bank), attempt,
+                                                          PLAN.inputs.bank_landmarks(wc.bank)),
+        runtime=lambda wc, input, attempt: RES.bank_runtime(input[0], PLAN.inputs.bank_size(wc.bank), attempt,
+                                                            PLAN.inputs.bank_landmarks(wc.bank),
+                                                            PLAN.inputs.bank_decomposes(wc.bank)),
     log:
         f"{DATA}/logs/kernels/{{dataset}}/{{bank}}.log",
     conda:

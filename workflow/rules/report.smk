@@ -5,24 +5,25 @@
 
 rule verdict:
     input:
-        tables=lambda wc: list(PLAN.paper_tables(wc.paper).values()),
-        results=lambda wc: PLAN.paper_results(wc.paper),
+        tables=lambda wc: list(PLAN.targets.paper_tables(wc.paper).values()),
+        results=lambda wc: PLAN.targets.paper_results(wc.paper),
     output:
-        csv=f"{FIGS}/{{paper}}/verdict.csv",
-        md=f"{FIGS}/{{paper}}/verdict.md",
-        html=report(f"{FIGS}/{{paper}}/verdict.html", caption="../report/verdict.rst",
-                    category=lambda wc: paper_name(wc.paper), subcategory="Verdict",
+        csv=paper_output(FIGS, "{paper}", "verdict", "csv"),
+        md=paper_output(FIGS, "{paper}", "verdict", "md"),
+        html=report(paper_output(FIGS, "{paper}", "verdict", "html"), caption="../report/verdict.rst",
+                    category=lambda wc: paper_name(wc.paper, PAPERS), subcategory="Verdict",
                     labels={"verdict": "claims and gaps"}),
-        png=report(f"{FIGS}/{{paper}}/verdict.png", caption="../report/verdict.rst",
-                   category=lambda wc: paper_name(wc.paper), subcategory="Verdict", labels={"verdict": "figure"}),
+        png=report(paper_output(FIGS, "{paper}", "verdict", "png"), caption="../report/verdict.rst",
+                   category=lambda wc: paper_name(wc.paper, PAPERS), subcategory="Verdict",
+                   labels={"verdict": "figure"}),
     params:
         claims=lambda wc: PLAN.claims(wc.paper),
-        tables=lambda wc: PLAN.paper_tables(wc.paper),
-        title=lambda wc: f"{paper_name(wc.paper)}: does the paper hold up on this run?",
+        tables=lambda wc: PLAN.targets.paper_tables(wc.paper),
+        title=lambda wc: f"{paper_name(wc.paper, PAPERS)}: does the paper hold up on this run?",
         data=lambda wc: PLAN.paper_data(wc.paper),
         left_out=lambda wc: [g for g in LEFT_OUT if g.split("/")[0] in {s for e in PLAN.experiments_of(wc.paper)
                                                                        for s in PLAN.sources(e)}],
-        caption=lambda wc: verdict_caption(wc.paper, PLAN.claims(wc.paper)),
+        caption=lambda wc: verdict_caption(wc.paper, PLAN.claims(wc.paper), PAPERS),
         reference_run=REFERENCE_NAME,
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
@@ -37,12 +38,12 @@ rule verdict:
 
 rule run_summary:
     input:
-        results=PLAN.results_targets(),
-        tables=[t for t in PLAN.table_targets() if t.endswith(".csv")] if REFERENCE_RUN else [],
+        results=PLAN.targets.results_targets(),
+        tables=[t for t in PLAN.targets.table_targets() if t.endswith(".csv")] if REFERENCE_RUN else [],
     output:
-        json=f"{FIGS}/run_summary.json",
-        rst=f"{FIGS}/run_summary.rst",
-        html=report(f"{FIGS}/run_summary.html", caption="../report/summary.rst", category="Run",
+        json=summary_path(FIGS, "json"),
+        rst=summary_path(FIGS, "rst"),
+        html=report(summary_path(FIGS, "html"), caption="../report/summary.rst", category="Run",
                     labels={"summary": "what was run"}),
     params:
         configfiles=[str(f) for f in workflow.configfiles] or [str(Path(workflow.basedir) / "config.yaml")],
@@ -51,7 +52,7 @@ rule run_summary:
         reference_run=REFERENCE_NAME,
         archive=config.get("results_archive"),   # rebuilt from an archive: its pieces, and what it lacks
         left_out=LEFT_OUT,
-        data_files=PLAN.data_files(),   # the researcher's own files: path and sha256 (a changed file reruns this)
+        data_files=PLAN.inputs.data_files(),   # the researcher's own files: path, sha256 (a changed one reruns this)
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),
         runtime=lambda wc, attempt: RES.BASE_MINUTES * attempt,

@@ -85,7 +85,7 @@ def measured_groups(frames, plan) -> pd.DataFrame:
     rows = []
     for g, s in df.groupby("group", sort=True):
         n, c = int(s["n"].iloc[0]), int(s["n_clusters"].iloc[0])
-        rank = None if g[3] == NO_BANK else RES.bank_rank(n, plan.bank_landmarks(g[3]))
+        rank = None if g[3] == NO_BANK else RES.bank_rank(n, plan.inputs.bank_landmarks(g[3]))
         runs = groups[g]
         typical = RES.group_seconds(runs, n, typical=True, n_classes=c, input_rank=rank)
         if typical > 0:

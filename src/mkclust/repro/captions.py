@@ -7,10 +7,6 @@ from __future__ import annotations
 
 from mkclust.repro.configuration import as_list
 
-#: the report's category of each paper folder under figures/
-PAPER_NAMES = {"mkc": "MKC", "gumkl": "GUMKL", "odmc": "ODMC", "rmkkm": "RMKKM", "scmk": "SCMK",
-               "core": "Baselines"}
-
 SEEDS = {"mean": "mean over seeds", "best_objective": "the seed with the best objective"}
 PARAMS = {"only": "", "mean": "mean over its parameter sets",
           "best_param_by_metric": "the best parameter set by {by} (an oracle choice, †)"}
@@ -21,8 +17,10 @@ MARKS = ("† marks an oracle choice: a parameter setting picked by looking at t
          "worse (paired t-test, 95%).")
 
 
-def paper_name(paper: str) -> str:
-    return PAPER_NAMES.get(paper, paper)
+def paper_name(paper: str, papers: dict | None) -> str:
+    """A paper's name in reports: its ``name`` in ``papers`` (a resolved configuration's ``papers:``,
+    from the protocol files), else its key (the folder under figures/)."""
+    return ((papers or {}).get(paper) or {}).get("name", paper)
 
 
 def rst(text: str) -> str:
@@ -83,8 +81,9 @@ def figure_caption(name: str, spec: dict) -> str:
     return rst(text)
 
 
-def verdict_caption(paper: str, claims: list[dict]) -> str:
-    return rst(f"{paper_name(paper)}: {len(claims)} headline claims of the paper, each tested as the paper tests "
-               "it on this run (green: holds, red: does not hold), the same comparison on the published numbers, "
+def verdict_caption(paper: str, claims: list[dict], papers: dict | None = None) -> str:
+    """The report caption of a paper's verdict page (``papers``: as :func:`paper_name`)."""
+    return rst(f"{paper_name(paper, papers)}: {len(claims)} headline claims of the paper, each tested as the paper "
+               "tests it on this run (green: holds, red: does not hold), the same comparison on the published numbers, "
                "and every table cell more than 2 points from its published value with the cause of the gap "
                "(not-yet-explained where none is known).")

@@ -94,25 +94,37 @@ def overlay(base, change):
     return out
 
 
-def read_protocols(folder: str | Path) -> tuple[dict, dict]:
-    """Every protocol and kernel bank declared in ``folder``'s YAML files: ``(protocols, banks)``.
-    A name declared twice is an error (naming both files)."""
-    protocols: dict = {}
-    banks: dict = {}
+#: the top-level sections of a protocol file
+PROTOCOL_SECTIONS = ("papers", "protocols", "kernel_banks")
+
+
+def read_protocol_files(folder: str | Path) -> dict[str, dict]:
+    """Every section of :data:`PROTOCOL_SECTIONS` declared in ``folder``'s YAML files, merged:
+    section -> name -> body. ``papers``: a paper's ``name`` in reports, its ``headline`` table (the
+    README's results lead with it) and ``citation``. A name declared twice is an error (naming both
+    files); so is any other section."""
+    out: dict[str, dict] = {kind: {} for kind in PROTOCOL_SECTIONS}
     where: dict = {}
     for path in sorted(Path(folder).glob("*.yaml")):
         doc = read_yaml(path)
-        unknown = sorted(set(doc) - {"protocols", "kernel_banks"})
+        unknown = sorted(set(doc) - set(PROTOCOL_SECTIONS))
         if unknown:
             raise ConfigError(f"{path.name}: unknown top-level key(s) {unknown}; a protocol file has "
-                              "protocols and kernel_banks")
-        for kind, table in (("protocols", protocols), ("kernel_banks", banks)):
+                              + ", ".join(PROTOCOL_SECTIONS))
+        for kind in PROTOCOL_SECTIONS:
             for name, body in (doc.get(kind) or {}).items():
                 if (kind, name) in where:
                     raise ConfigError(f"{kind}.{name} is declared in both {where[kind, name]} and {path.name}")
                 where[kind, name] = path.name
-                table[name] = body
-    return protocols, banks
+                out[kind][name] = body
+    return out
+
+
+def read_protocols(folder: str | Path) -> tuple[dict, dict]:
+    """Every protocol and kernel bank declared in ``folder``'s YAML files: ``(protocols, banks)``
+    (:func:`read_protocol_files`)."""
+    files = read_protocol_files(folder)
+    return files["protocols"], files["kernel_banks"]
 
 
 def _seeds(value, where: str):
@@ -153,16 +165,20 @@ def command_line_values(config: dict) -> dict:
 
 
 def resolve(config: dict, folder: str | Path) -> dict:
-    """The configuration with every ``protocol:`` experiment expanded and the seed ranges written
+    """The configuration with every ``protocol:`` experiment expanded, the papers of the protocol
+    files (``papers:``, the configuration's own entries over them) and the seed ranges written
     out: what the schema validates and :func:`mkclust.repro.planning.plan` plans. ``config`` itself is
     not modified."""
     config = _own_data(config)
     experiments = config.get("experiments") or {}
     wanted = any(isinstance(e, dict) and "protocol" in e for e in experiments.values())
-    protocols, banks = read_protocols(folder) if wanted else ({}, {})
+    files = read_protocol_files(folder)
+    protocols, banks = (files["protocols"], files["kernel_banks"]) if wanted else ({}, {})
     out = dict(config)
     if banks:
         out["kernel_banks"] = overlay(banks, config.get("kernel_banks") or {})
+    if files["papers"] or config.get("papers"):   # every paper's name and headline table, the configuration's last
+        out["papers"] = overlay(files["papers"], config.get("papers") or {})
     resolved = {}
     for name, e in experiments.items():
         if e is None:   # an overlay's ``name: null`` leaves the experiment out

@@ -92,7 +92,7 @@ def _bank_floats(p: Plan, bank: str, n: int) -> float:
     """Floats a bank of n samples holds: m n r (:func:`mkclust.repro.resources.bank_rank`)."""
     if bank == NO_BANK:
         return 0.0
-    return (p.bank_size(bank) or 4) * n * RES.bank_rank(n, p.bank_landmarks(bank))
+    return (p.inputs.bank_size(bank) or 4) * n * RES.bank_rank(n, p.inputs.bank_landmarks(bank))
 
 
 def _run_row(p: Plan, exp: str, groups: dict, sizes: dict, cal=None) -> Row:
@@ -107,7 +107,7 @@ def _run_row(p: Plan, exp: str, groups: dict, sizes: dict, cal=None) -> Row:
             row.cpu_hours += JOB_SECONDS / 3600
             continue
         n, d, classes = size
-        rank = None if bank == NO_BANK else RES.bank_rank(n, p.bank_landmarks(bank))
+        rank = None if bank == NO_BANK else RES.bank_rank(n, p.inputs.bank_landmarks(bank))
         seconds = RES.group_seconds(runs, n, typical=True, n_classes=classes, input_rank=rank)
         if cal is not None:
             seconds = cal.group_seconds(group, runs, seconds)
@@ -147,9 +147,9 @@ def estimate(config: dict, p: Plan | None = None, cal=None) -> tuple[list[Row], 
     for dataset, bank in sorted({(g[2], g[3]) for g in groups if g[3] != NO_BANK}):
         inputs.jobs += 1
         size = sizes.get(dataset)
-        m = p.bank_size(bank) or 1   # a bank of one kernel per view: its products add up to one over all d
+        m = p.inputs.bank_size(bank) or 1   # a bank of one kernel per view: its products add up to one over all d
         seconds = (0.0 if size is None else
-                   RES.bank_seconds(*size[:2], m, p.bank_landmarks(bank), p.bank_decomposes(bank)))
+                   RES.bank_seconds(*size[:2], m, p.inputs.bank_landmarks(bank), p.inputs.bank_decomposes(bank)))
         inputs.cpu_hours += (seconds + JOB_SECONDS) / 3600
         inputs.longest_hours = max(inputs.longest_hours, (seconds + JOB_SECONDS) / 3600)
     outputs = Row("tables and figures")

@@ -31,7 +31,7 @@ def make_bank(spec: dict, ds: Dataset) -> KernelBank:
     the dataset's view blocks from its meta unless given."""
     if "preprocess_by_dataset" in spec:
         raise ValueError("make_bank takes a bank's spec as built on one data set: "
-                         "Plan.bank_spec(bank, dataset) resolves preprocess_by_dataset")
+                         "Plan.inputs.bank_spec(bank, dataset) resolves preprocess_by_dataset")
     opts = bank_options(spec)
     if BANKS[spec["bank"]].per_view and "views" not in opts:
         if "views" not in ds.meta:

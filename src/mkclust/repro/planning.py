@@ -25,13 +25,14 @@ from mkclust.repro.errors import ConfigError
 from mkclust.algorithms import ALGORITHMS
 from mkclust.algorithms.base import default_params
 from mkclust.datasets import REGISTRY as DATASETS
-from mkclust.datasets.download import local_copy, sha256_file
-from mkclust.kernels import BANKS, PREPROCESS, bank_size
+from mkclust.kernels import BANKS, PREPROCESS
 from mkclust.repro.checks import Budget, check_claims, check_names, check_outputs, grid_axes, grid_size
 from mkclust.repro.configuration import as_list, canonical
 from mkclust.repro.inputs import BUILD_KEYS, bank_options
+from mkclust.repro.plan_inputs import PlanInputs
 from mkclust.repro.pseudo import PSEUDO_PARAMS, check_kernel_choice, split_pseudo
 from mkclust.repro.run_spec import NO_BANK, Run, param_id  # noqa: F401  (param_id: re-exported with Run)
+from mkclust.repro.targets import Targets
 
 log = logging.getLogger("mkclust.repro.planning")
 
@@ -53,57 +54,15 @@ class Plan:
     def figures_dir(self) -> str:
         return self.config.get("figures_dir", "figures")
 
-    def dataset_spec(self, name: str) -> dict:
-        """The loader and options of a data set of the plan (a clear error for any other name: a
-        target such as data/processed/<name>.npz of a set no experiment uses)."""
-        if name not in self.datasets:
-            raise ConfigError(f"data set {name!r} is not used by any experiment of this configuration "
-                              f"(its data sets: {', '.join(sorted(self.datasets))})")
-        return self.datasets[name]
+    @property
+    def inputs(self) -> PlanInputs:
+        """Its data sets and kernel banks, looked up by name (:class:`~mkclust.repro.plan_inputs.PlanInputs`)."""
+        return PlanInputs(self.datasets, self.banks, self.data_dir)
 
-    def missing_raw_files(self, mirror=None) -> dict[str, list[str]]:
-        """data set -> its raw files that are neither in the mirror (``mirror``, else
-        ``$MKCLUST_DATA_MIRROR``) nor under ``<data_dir>/raw``, for the downloadable sets of the plan
-        not built yet (``<data_dir>/processed/<set>.npz`` absent): what the run will download."""
-        raw = Path(self.data_dir) / "raw"
-        out = {}
-        for name, spec in self.datasets.items():
-            reg = DATASETS[spec["loader"]]
-            if reg.kind != "download" or (Path(self.data_dir) / "processed" / f"{name}.npz").is_file():
-                continue
-            gone = [f.path for f in reg.files if local_copy(f, raw, mirror) is None]
-            if gone:
-                out[name] = gone
-        return out
-
-    def data_files(self) -> dict[str, dict]:
-        """data set -> {path, sha256} of each researcher's own file the plan reads (``file:``)."""
-        return {name: {"path": str(spec["options"]["path"]), "sha256": sha256_file(spec["options"]["path"])}
-                for name, spec in sorted(self.datasets.items()) if spec["loader"] == "file"}
-
-    def bank_spec(self, name: str, dataset: str | None = None) -> dict:
-        """The options of a kernel bank of the plan (a clear error for any other name); with
-        ``dataset``, as built on that set (:func:`bank_spec_for`)."""
-        if name not in self.banks:
-            raise ConfigError(f"kernel bank {name!r} is not used by any experiment of this configuration "
-                              f"(its banks: {', '.join(sorted(self.banks))})")
-        spec = self.banks[name]
-        return spec if dataset is None else bank_spec_for(spec, dataset)
-
-    def bank_landmarks(self, bank: str) -> tuple[int | None, int]:
-        """A bank's (``landmarks``, ``landmarks_above``): Nystroem features where n exceeds both."""
-        spec = self.banks[bank]
-        return spec.get("landmarks"), spec.get("landmarks_above") or 0
-
-    def bank_decomposes(self, bank: str) -> bool:
-        """Whether building the bank eigendecomposes each kernel (a ``rank`` or ``energy`` truncation)."""
-        spec = self.banks[bank]
-        return spec.get("rank") is not None or spec.get("energy") is not None
-
-    def bank_size(self, bank: str) -> int | None:
-        """The number of kernels of a configured bank (None when it depends on the data set)."""
-        spec = self.banks[bank]
-        return bank_size(spec["bank"], **bank_options(spec))
+    @property
+    def targets(self) -> Targets:
+        """The files it makes (:class:`~mkclust.repro.targets.Targets`)."""
+        return Targets(self)
 
     def run_groups(self) -> dict[tuple, list[Run]]:
         """group -> its runs in (parameter set, seed) order (one job each; see :attr:`Run.group`)."""
@@ -115,33 +74,10 @@ class Plan:
     def runs_of(self, experiment: str) -> list[Run]:
         return [r for r in self.runs if r.experiment == experiment]
 
-    def group_targets(self, experiment: str) -> list[str]:
-        """The records files of one experiment's run groups."""
-        return sorted({r.path(self.data_dir) for r in self.runs_of(experiment)})
-
-    def _targets(self, kind: str, exts: tuple[str, ...]) -> list[str]:
-        return [f"{self.figures_dir}/{self.config['experiments'][exp]['paper']}/{name}.{ext}"
-                for exp, outs in self.outputs.items() for name in outs[kind] for ext in exts]
-
-    def table_targets(self) -> list[str]:
-        return self._targets("tables", ("csv", "md", "tex", "html"))
-
-    def figure_targets(self) -> list[str]:
-        return self._targets("figures", ("png", "pdf"))
-
     def sources(self, experiment: str) -> list[str]:
         """The experiments whose results feed ``experiment``'s tables and figures: itself, then the
         ones it ``reuse``s (their runs are theirs; reusing adds no runs)."""
         return [experiment, *self.config["experiments"][experiment].get("reuse", [])]
-
-    def results_path(self, experiment: str) -> str:
-        return f"{self.data_dir}/results/{experiment}.csv"
-
-    def source_results(self, experiment: str) -> list[str]:
-        return [self.results_path(e) for e in self.sources(experiment)]
-
-    def results_targets(self) -> list[str]:
-        return [self.results_path(e) for e in self.config.get("experiments", {})]
 
     def experiments_of(self, paper: str) -> list[str]:
         return [e for e, spec in self.config.get("experiments", {}).items() if spec["paper"] == paper]
@@ -171,22 +107,6 @@ class Plan:
         papers = dict.fromkeys(e["paper"] for e in self.config.get("experiments", {}).values())
         return [p for p in papers if self.claims(p)]
 
-    def paper_tables(self, paper: str) -> dict[str, str]:
-        """table name -> its tidy CSV, for every table of the paper's experiments."""
-        return {name: f"{self.figures_dir}/{paper}/{name}.csv"
-                for e in self.experiments_of(paper) for name in self.outputs[e]["tables"]}
-
-    def paper_results(self, paper: str) -> list[str]:
-        """The results tables the paper's experiments read (their own and those they reuse)."""
-        return list(dict.fromkeys(p for e in self.experiments_of(paper) for p in self.source_results(e)))
-
-    def verdict_targets(self) -> list[str]:
-        return [f"{self.figures_dir}/{p}/verdict.{ext}" for p in self.verdict_papers()
-                for ext in ("csv", "md", "html", "png")]
-
-    def summary_targets(self) -> list[str]:
-        return [f"{self.figures_dir}/run_summary.{ext}" for ext in ("json", "rst", "html")]
-
 
 def _grid(values: dict, where: str, bank_sizes: dict[str, int | None], bank: str) -> list[dict]:
     keys, lists = grid_axes(values, bank_sizes.get(bank), where)
@@ -215,17 +135,6 @@ def _bank_spec(config: dict, name: str, where: str) -> dict:
         for ds, how in by_set.items():
             _check_preprocess(how, f"kernel_banks.{name}.preprocess_by_dataset.{ds}")
     return canonical(spec)
-
-
-def bank_spec_for(spec: dict, dataset: str) -> dict:
-    """A bank's spec as built on one data set: ``preprocess_by_dataset[dataset]``, where given, in
-    place of ``preprocess`` and the mapping dropped, so a set without an entry builds from exactly
-    the spec it had before the mapping existed (its bank is not rebuilt)."""
-    out = {k: v for k, v in spec.items() if k != "preprocess_by_dataset"}
-    by_set = spec.get("preprocess_by_dataset") or {}
-    if dataset in by_set:
-        out["preprocess"] = by_set[dataset]
-    return out
 
 
 def _check_preprocess(how, where: str) -> None:
@@ -340,7 +249,7 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict, budget: Bud
         raise ConfigError(f"{where if 'seeds' in a else f'experiments.{exp}'}.seeds: seed(s) {twice} listed twice")
     runs = []
     for bank in banks:
-        sizes = {} if bank == NO_BANK else {bank: p.bank_size(bank)}
+        sizes = {} if bank == NO_BANK else {bank: p.inputs.bank_size(bank)}
         if budget is not None:
             points = grid_size(grid, sizes.get(bank))
             batched = grid_size({k: v for k, v in grid.items() if k in batch}, sizes.get(bank))

@@ -43,7 +43,7 @@ def preflight(config: dict, checkout: str | Path, cwd: str | Path | None = None)
 
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pre = Preflight(plan(config))
-    missing = pre.plan.missing_raw_files(config.get("data_mirror"))
+    missing = pre.plan.inputs.missing_raw_files(config.get("data_mirror"))
     if missing:
         files = sorted({f for fs in missing.values() for f in fs})
         pre.notes.append(

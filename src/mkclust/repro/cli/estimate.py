@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as exc:   # a missing file, a configuration or archive error: one line
         print(f"mkclust estimate: {exc}", file=sys.stderr)
         return 2
-    missing = p.missing_raw_files(config.get("data_mirror"))
+    missing = p.inputs.missing_raw_files(config.get("data_mirror"))
     if missing:   # their sizes are known only from their loaders' published shapes, or not at all
         files = sorted({f for fs in missing.values() for f in fs})
         print(f"mkclust estimate: {len(files)} raw file(s) of {len(missing)} data set(s) are not local "

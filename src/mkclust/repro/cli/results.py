@@ -11,6 +11,7 @@ from mkclust._io import atomic_open
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.reporting.results import __doc__ as RESULTS_DOC
 from mkclust.repro.reporting.results import page, replace_section, summary_block
+from mkclust.repro.targets import summary_path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,8 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", help="link the full verdicts at this folder of the repository (the run's figures "
                                     "folder, committed), e.g. results/paper/pages")
     a = ap.parse_args(argv)
-    if not (a.figures / "run_summary.json").exists():
-        print(f"{a.figures}/run_summary.json not found: run the workflow first", file=sys.stderr)
+    summary = summary_path(str(a.figures), "json")
+    if not Path(summary).exists():
+        print(f"{summary} not found: run the workflow first", file=sys.stderr)
         return 2
     full = load_config(a.full) if a.full else None
     if a.output:

@@ -25,6 +25,8 @@ CAUSES = {
     "setting-open": "a setting the paper leaves open; ours is a documented choice",
     "published-degenerate": "the published value is the trivial one-cluster (or otherwise degenerate) value",
     "published-inconsistent": "the published value contradicts another published value of the same cell (a misprint)",
+    "follows-other-metric": ("the cell's other metric is within 2 points of its published value and this one is a "
+                             "function of it (two clusters): the gap is that one's, carried over"),
     "model-prefers-other": "the method's objective prefers another labelling than the true one",
     "seed-noise": ("within two standard errors of the difference between two means over random starts "
                    "(ours and the authors')"),

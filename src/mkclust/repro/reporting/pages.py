@@ -247,7 +247,8 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
     ``left_out`` (``experiment/algorithm/dataset/bank/group``), and ``finished`` is the latest piece's
     date, so that what the README's Results section takes from the summary depends on the archive
     only, not on when it was rebuilt. An experiment's ``datasets`` are then those with no group left
-    out. ``data_files``: data set -> {path, sha256} of the researcher's own files the run read."""
+    out. ``data_files``: data set -> {path, sha256} of the researcher's own files the run read;
+    ``papers``: the configuration's ``papers:`` entries (name, headline table) of the run's papers."""
     exps = []
     gone = [g.split("/") for g in left_out or []]
     for name, df in results.items():
@@ -277,6 +278,8 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
                          else stamp(finished) if finished else ""),
             "archive": built,
             "configfiles": list(configfiles), "versions": versions(), "experiments": exps,
+            "papers": {p: (config.get("papers") or {})[p] for p in dict.fromkeys(e["paper"] for e in exps)
+                       if p in (config.get("papers") or {})},
             "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps),
             "job_cpu_seconds": job_cpu,
             "reference": ({"archive": reference_run, **reference_counts(tables or {})} if reference_run else None)}

@@ -1,7 +1,8 @@
 """The results of a run in two generated texts (never edited by hand):
 
 - a results page (``--output docs/results.md``), written whole: for each paper its verdict
-  (``figures/<paper>/verdict.csv``) and its headline table (:data:`HEADLINE`), with where the results
+  (``figures/<paper>/verdict.csv``) and its headline table (the ``headline`` of the paper's
+  ``papers:`` entry in its protocol file), with where the results
   came from (a run's commit and date, or a results archive's pieces) and, given the full
   configuration, which of its data sets they cover;
 - the README's results summary (``--readme README.md``): one line per paper, the claims that hold
@@ -24,10 +25,9 @@ import pandas as pd
 
 from mkclust.repro.captions import paper_name
 from mkclust.repro.reporting.pages import not_evaluated_note
+from mkclust.repro.targets import paper_output, summary_path
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-#: each paper's headline table (the one its claims are mostly about)
-HEADLINE = {"mkc": "table2", "gumkl": "nmi_refined", "odmc": "table2", "rmkkm": "table2_mean", "scmk": "table2"}
 
 
 def _duration(seconds: float) -> str:
@@ -66,13 +66,16 @@ def _origin(summary: dict) -> str:
     return f"the results archive `{arch['path']}`, rebuilt without fitting (pieces: {pieces}{missing})"
 
 
-def _verdicts(figures: Path) -> list[tuple[str, str, pd.DataFrame]]:
-    """(paper, headline table, verdict rows) of each paper of :data:`HEADLINE` the run has a verdict for."""
+def _verdicts(figures: Path, summary: dict) -> list[tuple[str, str | None, pd.DataFrame]]:
+    """(paper, headline table, verdict rows) of each paper of the run with a verdict page, in the
+    order of its experiments; the headline table is the ``headline`` of the paper's ``papers:`` entry
+    (the protocol files'), None without one."""
+    papers = summary.get("papers") or {}
     out = []
-    for paper, table in HEADLINE.items():
-        vpath = figures / paper / "verdict.csv"
+    for paper in dict.fromkeys(e["paper"] for e in summary["experiments"]):
+        vpath = Path(paper_output(str(figures), paper, "verdict", "csv"))
         if vpath.exists():
-            out.append((paper, table, pd.read_csv(vpath, keep_default_na=False)))
+            out.append((paper, (papers.get(paper) or {}).get("headline"), pd.read_csv(vpath, keep_default_na=False)))
     return out
 
 
@@ -90,19 +93,20 @@ def section(figures: Path, full: dict | None = None, pages: str | None = None, l
     """Per paper: the claims, the data covered and the headline table. ``pages``: the folder of the
     repository holding the run's generated pages, linked as ``link_prefix + pages`` (``../`` from
     ``docs/``); else the run's ``figures/`` is named."""
-    summary = json.loads((figures / "run_summary.json").read_text())
+    summary = json.loads(Path(summary_path(str(figures), "json")).read_text())
     out = [_header(summary), ""]
-    for paper, table, v in _verdicts(figures):
+    for paper, table, v in _verdicts(figures, summary):
         held = int((v["status"] == "holds").sum())
-        out += [f"## {paper_name(paper)}: {held} of {len(v)} claims hold{not_evaluated_note(v)}", ""]
+        name = paper_name(paper, summary.get("papers"))
+        out += [f"## {name}: {held} of {len(v)} claims hold{not_evaluated_note(v)}", ""]
         out += coverage(summary, full, paper) + [""]
         out += ["| claim | verdict | ours | published |", "|---|---|---|---|"]
         for r in v.itertuples():
             mark = " †" if str(r.oracle).lower() == "true" else ""
             cells = [r.claim + mark, r.status, r.numbers, r.published or "–"]
             out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-        tpath = figures / paper / f"{table}.md"
-        if tpath.exists():
+        tpath = Path(paper_output(str(figures), paper, table or "", "md"))
+        if table and tpath.exists():
             published = pd.read_csv(tpath.with_suffix(".csv"))["published"].notna().any()
             note = "; in parentheses the published value and our difference" if published else ""
             out += ["", f"Headline table (`{paper}/{table}.md`{note}):", ""]
@@ -126,7 +130,7 @@ def page(figures: Path, full: dict | None = None, pages: str | None = None) -> s
 def summary_block(figures: Path, full: dict | None = None, pages: str | None = None,
                   results_page: str = "docs/results.md") -> str:
     """The README's results summary: per paper the claims that hold and the data sets covered."""
-    summary = json.loads((figures / "run_summary.json").read_text())
+    summary = json.loads(Path(summary_path(str(figures), "json")).read_text())
     arch = summary.get("archive")
     k = len(arch["pieces"]) if arch else 0
     where = (f"the reference run `{arch['path']}` ({k} piece{'s' if k != 1 else ''}"
@@ -136,7 +140,7 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
     out = [BEGIN, "", f"Generated from {where}; per claim, with our numbers and the published ones: "
            f"[{results_page}]({results_page}).", "",
            "| paper | claims that hold | data sets covered | full verdict |", "|---|---|---|---|"]
-    for paper, _, v in _verdicts(figures):
+    for paper, _, v in _verdicts(figures, summary):
         held = int((v["status"] == "holds").sum())
         ran = {e["experiment"]: set(e["datasets"]) for e in summary["experiments"] if e["paper"] == paper}
         ours = sorted(set().union(*ran.values()))
@@ -147,7 +151,8 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
         whole = [d for d in every if all(d in ran.get(name, ()) for name, sets in planned.items() if d in sets)]
         covered = f"{len(whole)} of {len(every)}" if every else str(len(ours))
         link = f"[verdict]({pages}/{paper}/verdict.md)" if pages else f"`figures/{paper}/verdict.md`"
-        out.append(f"| {paper_name(paper)} | {held} of {len(v)}{not_evaluated_note(v)} | {covered} | {link} |")
+        name = paper_name(paper, summary.get("papers"))
+        out.append(f"| {name} | {held} of {len(v)}{not_evaluated_note(v)} | {covered} | {link} |")
     return "\n".join(out + ["", END])
 
 
