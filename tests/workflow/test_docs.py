@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-FILE_EXT = (".py", ".yaml", ".md", ".csv", ".tsv", ".json", ".smk", ".rst")
+FILE_EXT = (".py", ".yaml", ".md", ".csv", ".tsv", ".json", ".smk", ".rst", ".toml")
 PREFIXES = ("mkclust.", "mkclust.repro.", "mkclust.algorithms.", "mkclust.datasets.", "mkclust.kernels.")
 
 

@@ -100,3 +100,49 @@ def test_a_tool_piped_into_a_reader_that_closes_early_ends_quietly():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_every_package_of_the_source_tree_is_installed():
+    """pyproject.toml lists the packages (the protocols and the schema are mapped in from workflow/):
+    a new subpackage of src/mkclust must be added there, or a wheel would leave it out."""
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(REPO / "src").parts) for p in (REPO / "src/mkclust").rglob("__init__.py")}
+    assert found <= listed, f"not listed in pyproject.toml [tool.setuptools] packages: {sorted(found - listed)}"
+    assert {"mkclust.repro.protocols", "mkclust.repro.schemas"} <= listed
+
+
+def test_the_installed_tools_work_outside_the_checkout(tmp_path):
+    """A wheel carries the protocols and the schema: installed in a fresh virtual environment (the
+    library's dependencies from this interpreter's, the package from the wheel alone), `mkclust check`
+    and `mkclust estimate` plan a configuration that names the papers' protocols, run from a folder
+    that is no checkout, and the papers' names come from the installed protocol files."""
+    import subprocess
+    import zipfile
+
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(REPO), "-w", str(wheels)],
+                   check=True, capture_output=True, timeout=600)
+    wheel = next(wheels.glob("mkclust-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "mkclust/repro/protocols/mkc.yaml" in names and "mkclust/repro/schemas/config.schema.yaml" in names
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
+                   check=True, capture_output=True, timeout=600)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    (work / "mine.yaml").write_text("experiments:\n  odmc_table2_baselines: {protocol: odmc_table2_baselines}\n")
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    where = subprocess.run([str(py), "-c", "import mkclust.repro.configuration as c; print(c.__file__); "
+                            "print(c.protocol_folder('mine.yaml')); "
+                            "print(c.load('mine.yaml')['papers']['odmc']['name'])"],
+                           cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert where.returncode == 0, where.stderr
+    module, folder, name = where.stdout.split()
+    assert str(venv) in module and str(venv) in folder and name == "ODMC"
+    for tool in (["check"], ["estimate"]):
+        out = subprocess.run([str(venv / "bin" / "mkclust"), *tool, "mine.yaml"], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert "odmc_table2_baselines" in out.stdout or "experiment(s)" in out.stdout, out.stdout

@@ -155,6 +155,37 @@ class _Chain:
 GAP_ROWS = 1024
 
 
+class _Running:
+    """The chains of a lockstep batch still running, one row each: their batch index (``live``),
+    label count ``nb``, padded labels ``Ypad`` and weights ``Mu``, the point ``alpha``, the running
+    sums of the averaged iterates and their counts, and the step constants; a step updates them in
+    place, :meth:`keep` drops the chains that stopped."""
+
+    FIELDS = ("live", "nb", "Ypad", "Mu", "alpha", "sum_mu", "sum_alpha", "count",
+              "kappa", "nu", "th", "tau", "L1", "L2", "a", "b")
+
+    def __init__(self, chains: list, n: int):
+        """``chains``: the batch's :class:`_Chain` objects, each with its initial labels ``Y``."""
+        C = len(chains)
+        L = max(max(ch.max_labels, len(ch.Y)) for ch in chains)
+        self.Ypad = np.zeros((C, L, n), dtype=np.int8)
+        self.Mu = np.zeros((C, L))
+        self.nb = np.array([len(ch.Y) for ch in chains])
+        for c, ch in enumerate(chains):
+            self.Ypad[c, :self.nb[c]] = ch.Y
+            self.Mu[c, :self.nb[c]] = 1.0 / self.nb[c]
+        for attr in ("kappa", "nu", "th", "tau", "L1", "L2", "a", "b"):
+            setattr(self, attr, np.array([getattr(ch, attr) for ch in chains], dtype=np.float64))
+        self.alpha = np.zeros((C, 2 * n))
+        self.sum_mu, self.sum_alpha, self.count = np.zeros((C, L)), np.zeros((C, 2 * n)), np.zeros(C)
+        self.live = np.arange(C)
+
+    def keep(self, mask: np.ndarray) -> None:
+        """Keep the rows of ``mask`` (the chains still running)."""
+        for name in self.FIELDS:
+            setattr(self, name, getattr(self, name)[mask])
+
+
 class _Lockstep:
     """Algorithm 1 for a batch of chains that share K and the schedule (ODMC.fit_batch).
 
@@ -225,153 +256,169 @@ class _Lockstep:
         return phi, gmin, np.maximum(gap, 0.0), base
 
     def run(self):
-        n, T, eta = self.n, self.T, self.eta
-        chains = self.chains
-        C = len(chains)
-        L = max(max(ch.max_labels, len(ch.Y)) for ch in chains)
-        Ypad = np.zeros((C, L, n), dtype=np.int8)
-        Mu = np.zeros((C, L))
-        nb = np.array([len(ch.Y) for ch in chains])
-        for c, ch in enumerate(chains):
-            Ypad[c, :nb[c]] = ch.Y
-            Mu[c, :nb[c]] = 1.0 / nb[c]
-        vec = lambda attr: np.array([getattr(ch, attr) for ch in chains], dtype=np.float64)  # noqa: E731
-        kappa, nu, th, tau = vec("kappa"), vec("nu"), vec("th"), vec("tau")
-        L1, L2, a, b = vec("L1"), vec("L2"), vec("a"), vec("b")
-        alpha = np.zeros((C, 2 * n))
-        sum_mu, sum_alpha, count = np.zeros((C, L)), np.zeros((C, 2 * n)), np.zeros(C)
-        live = np.arange(C)                      # the batch rows of the chains still running
+        """Algorithm 1 for every chain of the batch (class docstring): steps in lockstep, at the
+        schedule's steps the gap checks, label generation and stops; then each chain's timings."""
+        chains, T = self.chains, self.T
+        C, n = len(chains), self.n
+        s = _Running(chains, n)
         rngs = [ch.rng for ch in chains]
         KT = np.ascontiguousarray(self.K.T)      # K's columns as rows, for the label generation
         kmax = abs_maxima(self.K)
-        total_steps, t = 0, 0
         n_products = np.zeros(C, dtype=np.int64)  # each chain's distinct step products (1 or 2 a step)
-        grad = np.empty((C, 2 * n))
-        S = np.empty((2 * C, n))
+        grad, S = np.empty((C, 2 * n)), np.empty((2 * C, n))   # buffers of the step, reused
+        total_steps = 0
         t0 = last_log = time.perf_counter()       # seconds per iteration count the steps, not the pools
         for t in range(1, T + 1):
-            A = len(live)
-            rows = np.arange(A)
-            I = np.empty(A, dtype=np.int64)
-            U = np.empty(A)
-            for r, c in enumerate(live):           # each chain's own stream: randint, then choice's uniform
-                rng = rngs[c]
-                I[r] = rng.randint(nb[r])
-                U[r] = rng.random_sample()
-            cdf = np.cumsum(Mu, axis=1)
-            cdf /= cdf[rows, nb - 1][:, None]
-            J = ((cdf <= U[:, None]) & (np.arange(L)[None, :] < nb[:, None])).sum(axis=1)
-            a1, a2 = alpha[:, :n], alpha[:, n:]
-            d = a1 - a2
-            Yj = Ypad[rows, J]
-            other = np.flatnonzero(I != J)           # where i = j, K s_j is K s_i: one product
-            m = A + len(other)
-            np.multiply(Ypad[rows, I], d, out=S[:A])
-            np.multiply(Yj[other], d[other], out=S[A:m])
-            KS = self.prod.step(S[:m])
-            n_products[live] += 1
-            n_products[live[other]] += 1
-            base = _base_terms(a1, a2, kappa, nu, th)
-            Gi = -0.5 * _rowdot(S[:A], KS[:A]) + base
-            if len(other) == A:
-                yks = KS[A:]
-            else:                                    # row j of each chain: its own, or its i row
-                jrow = rows.copy()
-                jrow[other] = A + np.arange(len(other))
-                yks = KS[jrow]
-            yks *= Yj
-            g = grad[:A]
-            g1, g2 = g[:, :n], g[:, n:]
-            np.multiply(a1, (-2 * kappa)[:, None], out=g1)
-            g1 -= yks
-            g1 += (1 - th)[:, None]
-            np.multiply(a2, -(2 * (kappa / nu))[:, None], out=g2)
-            g2 += yks
-            g2 -= (1 + th)[:, None]
-            if self.adaptive:
-                up = np.abs(Gi) > L1
-                if up.any():
-                    L1[up] = np.abs(Gi[up])
-                    a[up] = mu_scale(nb[up], L1[up])
-                gnorm = np.linalg.norm(g, axis=1)
-                up = gnorm > L2
-                L2[up] = gnorm[up]
-                b[up] = np.sqrt(2) * L2[up] / (np.sqrt(n) * tau[up])
-            step = np.isfinite(a)
-            if step.any():
-                with np.errstate(divide="ignore"):
-                    logu = np.log(Mu[step])
-                sr = rows[step]
-                logu[np.arange(len(sr)), I[step]] -= eta * nb[step] * Gi[step] / a[step]
-                logu -= logu.max(axis=1, keepdims=True)
-                mu_new = np.exp(logu)
-                Mu[step] = mu_new / mu_new.sum(axis=1, keepdims=True)
-            g *= (eta / b)[:, None]
-            alpha += g
-            np.clip(alpha, 0.0, tau[:, None], out=alpha)
-            sum_mu += Mu
-            sum_alpha += alpha
-            count += 1
-            total_steps += A
+            I, J = self._draw(s, rngs)
+            self._step(s, I, J, S, grad, n_products)
+            total_steps += len(s.live)
             if not (t % self.check_every == 0 or t % self.generate_every == 0 or t == T):
                 continue
             if C > 1 and time.perf_counter() - last_log > 10:
                 last_log = time.perf_counter()
-                log.info("ODMC batch: step %d of %d, %d of %d fits running, %.0f s", t, T, A, C,
+                log.info("ODMC batch: step %d of %d, %d of %d fits running, %.0f s", t, T, len(s.live), C,
                          last_log - t0)
-            keep = np.ones(A, dtype=bool)
-            mu_bar, alpha_bar = sum_mu / count[:, None], sum_alpha / count[:, None]
-            phi, gmin, gap, base = self._checks(mu_bar, alpha_bar, Ypad, nb, kappa, nu, th, tau)
-            for r, c in enumerate(live):
-                chains[c].gap_trace.append((t, float(gap[r])))
-                chains[c].n_labels_trace.append((t, int(nb[r])))
-            gen = [r for r, c in enumerate(live) if t % self.generate_every == 0 and nb[r] < chains[c].max_labels]
-            Ynew, gnew = {}, {}
-            if gen:                                # the most violated labels of these chains, in lockstep
-                dbar = alpha_bar[gen, :n] - alpha_bar[gen, n:]
-                betas = [chains[live[r]].beta for r in gen]
-                found = _most_violated_rows(self.K, dbar, betas, KT=KT, kmax=kmax,
-                                            prod=None if self.prod.F is None else self.prod.exact)
-                Yo = np.array([orient(y, Ypad[r, 0]) for r, y in zip(gen, found)])
-                G = self._objectives(Yo * dbar, base, np.asarray(gen))
-                Ynew, gnew = dict(zip(gen, Yo)), dict(zip(gen, G))
-            for r, c in enumerate(live):
-                ch = chains[c]
-                if r in Ynew:
-                    ynew = Ynew[r]
-                    Y = Ypad[r, :nb[r]]
-                    known = bool((Y == ynew[None, :]).all(axis=1).any())
-                    if not known and gnew[r] < gmin[r] - ch.gap_tol * max(1.0, abs(phi[r])):
-                        log.debug("ODMC step %d: label %d joins B (G %.6g < min %.6g)", t, nb[r] + 1, gnew[r], gmin[r])
-                        k = nb[r]
-                        Ypad[r, k] = ynew
-                        nb[r] = k + 1
-                        a[r] = mu_scale(k + 1, L1[r])
-                        Mu[r, :k] *= k / (k + 1)
-                        Mu[r, k] = 1.0 / (k + 1)
-                        sum_mu[r], sum_alpha[r], count[r] = 0.0, 0.0, 0
-                        if t == T:                       # no step left to average: the current point
-                            one = slice(r, r + 1)
-                            p1, _, g1_, _ = self._checks(Mu[one], alpha[one], Ypad[one], nb[one], kappa[one],
-                                                        nu[one], th[one], tau[one])
-                            self._finish(ch, Mu[r, :nb[r]].copy(), alpha[r].copy(), Ypad[r, :nb[r]], float(p1[0]),
-                                         float(g1_[0]), t, False, a[r], b[r], n_products[c])
-                            keep[r] = False
-                        continue
-                log.debug("ODMC step %d: |B| = %d, phi %.6g, gap %.4g", t, nb[r], phi[r], gap[r])
-                converged = gap[r] <= ch.gap_tol * max(1.0, abs(phi[r]))
-                if converged or t == T:
-                    self._finish(ch, mu_bar[r, :nb[r]], alpha_bar[r], Ypad[r, :nb[r]], float(phi[r]), float(gap[r]),
-                                 t, converged, a[r], b[r], n_products[c])
-                    keep[r] = False
+            keep = self._check_generate_stop(s, t, KT, kmax, n_products)
             if not keep.all():
-                live, nb, Mu, alpha = live[keep], nb[keep], Mu[keep], alpha[keep]
-                sum_mu, sum_alpha, count = sum_mu[keep], sum_alpha[keep], count[keep]
-                kappa, nu, th, tau, L1, L2, a, b = (v[keep] for v in (kappa, nu, th, tau, L1, L2, a, b))
-                Ypad = Ypad[keep]
-                if not len(live):
+                s.keep(keep)
+                if not len(s.live):
                     break
-        wall = time.perf_counter() - t0
+        self._timings(time.perf_counter() - t0, total_steps, n_products)
+
+    @staticmethod
+    def _draw(s: _Running, rngs) -> tuple[np.ndarray, np.ndarray]:
+        """Each running chain's i ~ U(B) and j ~ mu from its own stream: ``randint``, then one
+        ``random_sample`` inverted through the cdf of mu (as ``choice`` does)."""
+        A = len(s.live)
+        rows = np.arange(A)
+        I = np.empty(A, dtype=np.int64)
+        U = np.empty(A)
+        for r, c in enumerate(s.live):
+            rng = rngs[c]
+            I[r] = rng.randint(s.nb[r])
+            U[r] = rng.random_sample()
+        cdf = np.cumsum(s.Mu, axis=1)
+        cdf /= cdf[rows, s.nb - 1][:, None]
+        J = ((cdf <= U[:, None]) & (np.arange(s.Mu.shape[1])[None, :] < s.nb[:, None])).sum(axis=1)
+        return I, J
+
+    def _step(self, s: _Running, I, J, S, grad, n_products) -> None:
+        """One stochastic mirror-descent step of every running chain, in place: the products K s_i
+        and K s_j in one GEMM (one row where i = j), the entropic step of mu and the projected
+        gradient step of alpha, Theorem 1's constants raised where the observed bounds grow
+        (``steps="adaptive"``), and the running sums of the averaged iterates."""
+        n, eta = self.n, self.eta
+        A = len(s.live)
+        rows = np.arange(A)
+        a1, a2 = s.alpha[:, :n], s.alpha[:, n:]
+        d = a1 - a2
+        Yj = s.Ypad[rows, J]
+        other = np.flatnonzero(I != J)           # where i = j, K s_j is K s_i: one product
+        m = A + len(other)
+        np.multiply(s.Ypad[rows, I], d, out=S[:A])
+        np.multiply(Yj[other], d[other], out=S[A:m])
+        KS = self.prod.step(S[:m])
+        n_products[s.live] += 1
+        n_products[s.live[other]] += 1
+        base = _base_terms(a1, a2, s.kappa, s.nu, s.th)
+        Gi = -0.5 * _rowdot(S[:A], KS[:A]) + base
+        if len(other) == A:
+            yks = KS[A:]
+        else:                                    # row j of each chain: its own, or its i row
+            jrow = rows.copy()
+            jrow[other] = A + np.arange(len(other))
+            yks = KS[jrow]
+        yks *= Yj
+        g = grad[:A]
+        g1, g2 = g[:, :n], g[:, n:]
+        np.multiply(a1, (-2 * s.kappa)[:, None], out=g1)
+        g1 -= yks
+        g1 += (1 - s.th)[:, None]
+        np.multiply(a2, -(2 * (s.kappa / s.nu))[:, None], out=g2)
+        g2 += yks
+        g2 -= (1 + s.th)[:, None]
+        if self.adaptive:
+            up = np.abs(Gi) > s.L1
+            if up.any():
+                s.L1[up] = np.abs(Gi[up])
+                s.a[up] = mu_scale(s.nb[up], s.L1[up])
+            gnorm = np.linalg.norm(g, axis=1)
+            up = gnorm > s.L2
+            s.L2[up] = gnorm[up]
+            s.b[up] = np.sqrt(2) * s.L2[up] / (np.sqrt(n) * s.tau[up])
+        step = np.isfinite(s.a)
+        if step.any():
+            with np.errstate(divide="ignore"):
+                logu = np.log(s.Mu[step])
+            sr = rows[step]
+            logu[np.arange(len(sr)), I[step]] -= eta * s.nb[step] * Gi[step] / s.a[step]
+            logu -= logu.max(axis=1, keepdims=True)
+            mu_new = np.exp(logu)
+            s.Mu[step] = mu_new / mu_new.sum(axis=1, keepdims=True)
+        g *= (eta / s.b)[:, None]
+        s.alpha += g
+        np.clip(s.alpha, 0.0, s.tau[:, None], out=s.alpha)
+        s.sum_mu += s.Mu
+        s.sum_alpha += s.alpha
+        s.count += 1
+
+    def _check_generate_stop(self, s: _Running, t: int, KT, kmax, n_products) -> np.ndarray:
+        """At a scheduled step: every running chain's gap at its averaged point, the most violated
+        label of the chains due to generate one (a label joins B, restarting the averages, when its
+        G is below the pool's minimum), and the chains that stop (converged, or step T). Returns the
+        mask of the chains that keep running."""
+        chains, n, T = self.chains, self.n, self.T
+        A = len(s.live)
+        keep = np.ones(A, dtype=bool)
+        mu_bar, alpha_bar = s.sum_mu / s.count[:, None], s.sum_alpha / s.count[:, None]
+        phi, gmin, gap, base = self._checks(mu_bar, alpha_bar, s.Ypad, s.nb, s.kappa, s.nu, s.th, s.tau)
+        for r, c in enumerate(s.live):
+            chains[c].gap_trace.append((t, float(gap[r])))
+            chains[c].n_labels_trace.append((t, int(s.nb[r])))
+        gen = [r for r, c in enumerate(s.live) if t % self.generate_every == 0 and s.nb[r] < chains[c].max_labels]
+        Ynew, gnew = {}, {}
+        if gen:                                # the most violated labels of these chains, in lockstep
+            dbar = alpha_bar[gen, :n] - alpha_bar[gen, n:]
+            betas = [chains[s.live[r]].beta for r in gen]
+            found = _most_violated_rows(self.K, dbar, betas, KT=KT, kmax=kmax,
+                                        prod=None if self.prod.F is None else self.prod.exact)
+            Yo = np.array([orient(y, s.Ypad[r, 0]) for r, y in zip(gen, found)])
+            G = self._objectives(Yo * dbar, base, np.asarray(gen))
+            Ynew, gnew = dict(zip(gen, Yo)), dict(zip(gen, G))
+        for r, c in enumerate(s.live):
+            ch = chains[c]
+            if r in Ynew:
+                ynew = Ynew[r]
+                Y = s.Ypad[r, :s.nb[r]]
+                known = bool((Y == ynew[None, :]).all(axis=1).any())
+                if not known and gnew[r] < gmin[r] - ch.gap_tol * max(1.0, abs(phi[r])):
+                    log.debug("ODMC step %d: label %d joins B (G %.6g < min %.6g)", t, s.nb[r] + 1, gnew[r], gmin[r])
+                    k = s.nb[r]
+                    s.Ypad[r, k] = ynew
+                    s.nb[r] = k + 1
+                    s.a[r] = mu_scale(k + 1, s.L1[r])
+                    s.Mu[r, :k] *= k / (k + 1)
+                    s.Mu[r, k] = 1.0 / (k + 1)
+                    s.sum_mu[r], s.sum_alpha[r], s.count[r] = 0.0, 0.0, 0
+                    if t == T:                       # no step left to average: the current point
+                        one = slice(r, r + 1)
+                        p1, _, g1_, _ = self._checks(s.Mu[one], s.alpha[one], s.Ypad[one], s.nb[one], s.kappa[one],
+                                                    s.nu[one], s.th[one], s.tau[one])
+                        self._finish(ch, s.Mu[r, :s.nb[r]].copy(), s.alpha[r].copy(), s.Ypad[r, :s.nb[r]],
+                                     float(p1[0]), float(g1_[0]), t, False, s.a[r], s.b[r], n_products[c])
+                        keep[r] = False
+                    continue
+            log.debug("ODMC step %d: |B| = %d, phi %.6g, gap %.4g", t, s.nb[r], phi[r], gap[r])
+            converged = gap[r] <= ch.gap_tol * max(1.0, abs(phi[r]))
+            if converged or t == T:
+                self._finish(ch, mu_bar[r, :s.nb[r]], alpha_bar[r], s.Ypad[r, :s.nb[r]], float(phi[r]),
+                             float(gap[r]), t, converged, s.a[r], s.b[r], n_products[c])
+                keep[r] = False
+        return keep
+
+    def _timings(self, wall: float, total_steps: int, n_products) -> None:
+        """Each fit's seconds per iteration (alone) or the batch's per chain step, and the batch's size."""
+        chains = self.chains
         for ch in chains:
             if len(chains) == 1:
                 ch.est.seconds_per_iteration_ = wall / max(ch.est.n_iter_, 1)
@@ -381,8 +428,8 @@ class _Lockstep:
                 ch.est.batch_seconds_per_iteration_ = wall / max(total_steps, 1)
             ch.est.batch_size_ = len(chains)
             ch.est.product_rank_ = self.prod.rank
-        log.debug("ODMC batch of %d: %d initial pools, %d step products for %d chain steps", C, self.n_pools,
-                  int(n_products.sum()), total_steps)
+        log.debug("ODMC batch of %d: %d initial pools, %d step products for %d chain steps", len(chains),
+                  self.n_pools, int(n_products.sum()), total_steps)
 
     def _finish(self, ch: _Chain, mu_bar, alpha_bar, Y, phi, gap, t, converged, a, b, n_products):
         est = ch.est

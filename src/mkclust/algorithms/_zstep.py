@@ -231,30 +231,8 @@ def _active_set(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray, alp
         if work.size == 0:
             break
         Xw, Gw, Kw, Bw = X[work], G[work], K[work], B[work]
-        supp = Xw > 0
-        g_supp = np.where(supp, Gw, np.inf).min(axis=1)
-        # on its support's optimum a column's gap is g_supp - min g: a column open by the test above
-        # has a coordinate below g_supp - thr (a margin above the rounding of g, ~1e-16 |g|)
-        margin = np.maximum(thr, 1e-14 * np.abs(g_supp))
-        entering = ~supp & (Gw < (g_supp - margin)[:, None]) & optimal_on_support[work, None]
-        cand = _solve_on_sets(supp | entering, work, K, B, alpha, cache)
-        # a newly entered coordinate that goes negative at once: add only the most negative one
-        redo = np.flatnonzero((entering & (cand < 0)).any(axis=1))
-        if redo.size:
-            best = np.argmin(np.where(entering[redo], Gw[redo], np.inf), axis=1)
-            entering[redo] = False
-            entering[redo, best] = True
-            cand[redo] = _solve_on_sets(supp[redo] | entering[redo], work[redo], K, B, alpha, cache)
-        D = cand - Xw
-        block = cand < 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(block, Xw / (Xw - cand), np.inf)
-        t = np.minimum(1.0, ratio.min(axis=1))
-        t[~np.isfinite(cand).all(axis=1)] = 0.0
-        Xn = Xw + t[:, None] * D
-        Xn[block & (ratio <= t[:, None])] = 0.0             # the blocking coordinates leave
-        np.maximum(Xn, 0.0, out=Xn)
-        Xn /= Xn.sum(axis=1, keepdims=True)
+        cand, entering = _set_solutions(Xw, Gw, work, optimal_on_support[work], thr, K, B, alpha, cache)
+        Xn, t = _ratio_step(Xw, cand)
         XnK = _times(Xn, K)
         # a rise beyond rounding (relative to the magnitude of the terms that cancel in the objective)
         slack = 1e-13 * np.einsum("ij,ij->i", Xw, np.abs(XK[work]) + 2.0 * np.abs(Kw) + np.abs(Bw))
@@ -270,6 +248,44 @@ def _active_set(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray, alp
                   rnd + 1, row_gap.sum() / f, work.size, int(entering.any(axis=1).sum()), int((t < 1).sum()),
                   int(worse.sum()))
     return X, XK, rnd, False
+
+
+def _set_solutions(Xw, Gw, work, optimal, thr: float, K, B, alpha: float, cache: dict):
+    """Steps 1 and 2 of :func:`_active_set` for the open columns ``work`` (rows ``Xw`` of X, their
+    gradients ``Gw``; ``optimal``: which are optimal on their support): each one's working set and
+    the minimiser on it, ``(cand, entering)``. A newly entered coordinate that goes negative at once
+    is replaced by the column's most negative entering one alone."""
+    supp = Xw > 0
+    g_supp = np.where(supp, Gw, np.inf).min(axis=1)
+    # on its support's optimum a column's gap is g_supp - min g: a column open by the gap test has a
+    # coordinate below g_supp - thr (a margin above the rounding of g, ~1e-16 |g|)
+    margin = np.maximum(thr, 1e-14 * np.abs(g_supp))
+    entering = ~supp & (Gw < (g_supp - margin)[:, None]) & optimal[:, None]
+    cand = _solve_on_sets(supp | entering, work, K, B, alpha, cache)
+    redo = np.flatnonzero((entering & (cand < 0)).any(axis=1))
+    if redo.size:
+        best = np.argmin(np.where(entering[redo], Gw[redo], np.inf), axis=1)
+        entering[redo] = False
+        entering[redo, best] = True
+        cand[redo] = _solve_on_sets(supp[redo] | entering[redo], work[redo], K, B, alpha, cache)
+    return cand, entering
+
+
+def _ratio_step(Xw: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step 3 of :func:`_active_set`: each row of ``Xw`` moved towards its ``cand`` as far as it stays
+    non-negative (``t`` <= 1; 0 where ``cand`` is not finite), the blocking coordinates set to 0, the
+    row renormalised onto the simplex. Returns (the new rows, t)."""
+    D = cand - Xw
+    block = cand < 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(block, Xw / (Xw - cand), np.inf)
+    t = np.minimum(1.0, ratio.min(axis=1))
+    t[~np.isfinite(cand).all(axis=1)] = 0.0
+    Xn = Xw + t[:, None] * D
+    Xn[block & (ratio <= t[:, None])] = 0.0             # the blocking coordinates leave
+    np.maximum(Xn, 0.0, out=Xn)
+    Xn /= Xn.sum(axis=1, keepdims=True)
+    return Xn, t
 
 
 def _solve_on_sets(mask: np.ndarray, rows: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float,

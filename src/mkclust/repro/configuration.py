@@ -95,13 +95,14 @@ def overlay(base, change):
 
 
 #: the top-level sections of a protocol file
-PROTOCOL_SECTIONS = ("papers", "protocols", "kernel_banks")
+PROTOCOL_SECTIONS = ("papers", "datasets", "protocols", "kernel_banks")
 
 
 def read_protocol_files(folder: str | Path) -> dict[str, dict]:
     """Every section of :data:`PROTOCOL_SECTIONS` declared in ``folder``'s YAML files, merged:
     section -> name -> body. ``papers``: a paper's ``name`` in reports, its ``headline`` table (the
-    README's results lead with it) and ``citation``. A name declared twice is an error (naming both
+    README's results lead with it) and ``citation``; ``datasets``: the loader options of the data
+    sets the protocols name (as a configuration's ``datasets:``). A name declared twice is an error (naming both
     files); so is any other section."""
     out: dict[str, dict] = {kind: {} for kind in PROTOCOL_SECTIONS}
     where: dict = {}
@@ -177,6 +178,8 @@ def resolve(config: dict, folder: str | Path) -> dict:
     out = dict(config)
     if banks:
         out["kernel_banks"] = overlay(banks, config.get("kernel_banks") or {})
+    if wanted and files["datasets"]:   # the data sets the protocols declare, the configuration's over them
+        out["datasets"] = overlay(files["datasets"], config.get("datasets") or {})
     if files["papers"] or config.get("papers"):   # every paper's name and headline table, the configuration's last
         out["papers"] = overlay(files["papers"], config.get("papers") or {})
     resolved = {}
@@ -264,15 +267,35 @@ def load(*paths: str | Path, folder: str | Path | None = None) -> dict:
     return resolve(merged, folder)
 
 
-def protocol_folder(near: str | Path) -> Path:
-    """The :data:`PROTOCOL_FOLDER` of the checkout that holds ``near`` (a configuration file), else
-    of the working directory; a ConfigError if neither has one."""
+def _workflow_file(relative: Path, near: str | Path) -> Path:
+    """``relative`` (a path under a checkout's ``workflow/``) in the checkout that holds ``near``, else
+    in the working directory's, else as installed with the package (``mkclust/repro/<name>``: a
+    wheel ships the protocols and the schema), else in the checkout the package is imported from (an
+    editable install); a ConfigError if none has it."""
     first = Path(near).resolve()
     for d in (*first.parents, Path.cwd()):
-        if (d / PROTOCOL_FOLDER).is_dir():
-            return d / PROTOCOL_FOLDER
-    raise ConfigError(f"no {PROTOCOL_FOLDER} folder above {near} or in the working directory: run from the "
-                      "checkout, or give the protocols' folder")
+        if (d / relative).exists():
+            return d / relative
+    from importlib import resources
+    installed = Path(str(resources.files("mkclust.repro"))) / relative.relative_to("workflow")
+    source = Path(__file__).resolve().parents[3] / relative
+    for candidate in (installed, source):
+        if candidate.exists():
+            return candidate
+    raise ConfigError(f"no {relative} above {near}, in the working directory or installed with mkclust: "
+                      "reinstall the package, or give the protocols' folder")
+
+
+def protocol_folder(near: str | Path) -> Path:
+    """The protocols (:data:`PROTOCOL_FOLDER`) for a configuration file ``near``: its checkout's, the
+    working directory's, or those installed with the package (:func:`_workflow_file`)."""
+    return _workflow_file(PROTOCOL_FOLDER, near)
+
+
+def schema_file(near: str | Path) -> Path:
+    """The configuration schema (:data:`SCHEMA_FILE`) found as :func:`protocol_folder` finds the
+    protocols."""
+    return _workflow_file(SCHEMA_FILE, near)
 
 
 def schema_errors(config: dict, schema_path: str | Path, limit: int = 3) -> list[str]:

@@ -16,8 +16,9 @@ def main(argv=None) -> int:
     neither line nor column; this names them."""
     import argparse
     import sys
+    from pathlib import Path
 
-    from mkclust.repro.configuration import SCHEMA_FILE, load, protocol_folder, schema_errors
+    from mkclust.repro.configuration import load, protocol_folder, schema_errors, schema_file
     from mkclust.repro.preflight import preflight
 
     ap = argparse.ArgumentParser(prog="mkclust check", description=main.__doc__)
@@ -27,8 +28,10 @@ def main(argv=None) -> int:
     files = args.configfiles or ["config.yaml"]
     try:
         config = load(*files)
-        checkout = protocol_folder(files[0]).parents[1]
-        errors = schema_errors(config, checkout / SCHEMA_FILE)
+        folder = protocol_folder(files[0])
+        # a checkout's protocols are in its workflow/; installed ones are not in a checkout
+        checkout = folder.parents[1] if folder.parent.name == "workflow" else Path.cwd()
+        errors = schema_errors(config, schema_file(files[0]))
         if errors:
             raise ConfigError("; ".join(errors))
         pre = preflight(config, checkout)
