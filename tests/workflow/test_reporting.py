@@ -208,12 +208,12 @@ def test_timing_totals_sum_parameter_sets(tmp_path):
             for k in range(3):
                 rows.append({"dataset": "d", "algorithm": "MMC", "param_id": f"kernel={k}", "seed": seed, "n": n,
                              "cpu_seconds": n / 100 * (k + 1)})
-    from mkclust.repro.reporting.figures import _with_totals
     df = frame(rows)
-    tot = _with_totals(df, "n", "cpu_seconds", {"MMC (K1+K2+K3)": "MMC"})
-    t = tot[tot["algorithm"] == "MMC (K1+K2+K3)"]
-    assert sorted(t["cpu_seconds"]) == [6.0, 6.0, 12.0, 12.0] and "MMC" not in set(tot["algorithm"])
     fig = make_figure(df, {"kind": "timing", "x": "n", "loglog": True, "totals": {"MMC (K1+K2+K3)": "MMC"}})
+    series = {c.get_label(): c.lines[0] for c in fig.axes[0].containers}   # one error-bar series each
+    assert list(series) == ["MKC (slope 1.00)", "MMC (K1+K2+K3) (slope 1.00)"]   # the kernels only as a total
+    total = series["MMC (K1+K2+K3) (slope 1.00)"]    # per n: (1 + 2 + 3) x n / 100 in each seed
+    assert list(total.get_xdata()) == [100, 200] and list(total.get_ydata()) == [6.0, 12.0]
     assert save_figure(fig, str(tmp_path / "t"))
 
 
@@ -294,12 +294,15 @@ def test_timing_draws_several_columns_each_with_its_slope():
 
 
 def test_where_accepts_a_list_of_values():
-    from mkclust.repro.reporting.tables import _where
-
     df = frame([{"dataset": "d", "algorithm": "MMC", "param_id": f"kernel={k}", "seed": 0, "param.kernel": k,
                  "acc": k / 10} for k in range(5)])
-    assert sorted(_where(df, {"kernel": [2, 4]})["param.kernel"]) == [2, 4]
-    assert len(_where(df, {"kernel": 3})) == 1
+    t = build_table(df, {"metrics": ["acc"], "columns": {
+        "two-four": {"algorithm": "MMC", "where": {"kernel": [2, 4]}, "params": "mean"},
+        "three": {"algorithm": "MMC", "where": {"kernel": 3}},
+        "best-of-two-four": {"algorithm": "MMC", "where": {"kernel": [2, 4]}, "params": "best_param_by_metric"}}})
+    value = dict(zip(t["column"], t["value"]))
+    assert value["two-four"] == pytest.approx(0.3) and value["three"] == pytest.approx(0.3)
+    assert value["best-of-two-four"] == pytest.approx(0.4)
 
 
 def test_gap_causes_join_the_most_specific_row_and_name_unexplained_cells(tmp_path):

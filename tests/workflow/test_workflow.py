@@ -367,19 +367,22 @@ def test_the_dry_run_says_which_raw_files_it_will_download(tmp_path_factory):
             "into data/raw/<path>") in p.stderr
 
 
-def test_every_job_script_imports_this_checkouts_package():
-    """Snakemake gives a script its folder as written in the rule, ``<checkout>/workflow/rules/../scripts``:
-    each script puts ``<checkout>/src`` first on sys.path from it, so a job runs this checkout's code
-    even where another copy of mkclust is installed (the lexical parent of that path was
-    ``workflow/rules``, and every job silently imported the installed package)."""
-    import ast
-    from types import SimpleNamespace
-
-    scripts = sorted((REPO / "workflow" / "scripts").glob("*.py"))
-    assert len(scripts) >= 8
-    for script in scripts:
-        line = next(ln for ln in script.read_text().splitlines() if ln.startswith("sys.path.insert(0,"))
-        expr = ast.parse(line).body[0].value.args[1]
-        fake = SimpleNamespace(scriptdir=str(REPO / "workflow" / "rules" / ".." / "scripts"))
-        got = eval(compile(ast.Expression(expr), str(script), "eval"), {"Path": Path, "str": str, "snakemake": fake})
-        assert Path(got) == REPO / "src", f"{script.name} puts {got} on sys.path"
+def test_every_job_runs_this_checkouts_package_where_another_copy_comes_first(tmp_path_factory):
+    """A job's script is a Python process of its own: the workflow puts ``<checkout>/src`` first on
+    its PYTHONPATH, so it runs this checkout's code even where another mkclust comes first on the
+    path (a broken copy here, which any job importing it would fail on); each job's log names the
+    package it ran."""
+    cfg = {"experiments": {"tiny_km": {"paper": "tinypaper", "datasets": ["digits1v7"], "seeds": [0],
+                                       "algorithms": {"KM": {"algorithm": "km"}},
+                                       "tables": {"t": {"metrics": ["acc"], "columns": {"KM": {"algorithm": "KM"}}}}}}}
+    wd = new_workdir(tmp_path_factory, "other_copy", cfg)
+    fake = wd / "other" / "mkclust"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('another copy of mkclust was imported')\n")
+    env = {**os.environ, "PYTHONPATH": str(wd / "other")}
+    smk(wd, env=env)
+    logs = sorted((wd / "data" / "logs").rglob("*.log"))
+    assert len(logs) >= 4     # data set, bank-free run, results, table, ...
+    for log in logs:
+        start = next(ln for ln in log.read_text().splitlines() if " start " in ln)
+        assert start.endswith(f"mkclust from {REPO / 'src' / 'mkclust'}"), (log, start)

@@ -2,6 +2,7 @@
 # the protocols resolved, the schema, the pre-job checks (mkclust.repro.preflight, as `mkclust check`),
 # and the names the rules share (PLAN, DATA, FIGS, GROUPS, ARCHIVE, REFERENCE_RUN, ENV).
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -13,8 +14,11 @@ def refuse(message: str):
     sys.exit(f"mkclust: {message}")
 
 
-# the workflow always uses this checkout's package, installed or not
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# the workflow always uses this checkout's package, installed or not: here, and in the jobs' scripts
+# (each a Python process of its own, which inherits PYTHONPATH)
+_SRC = str(Path(workflow.basedir) / "src")
+sys.path.insert(0, _SRC)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_SRC, os.environ.get("PYTHONPATH")) if p)
 
 # The default run is config.yaml. A --configfile replaces it (instead of being deep-merged into it,
 # which would mix the default experiments into every other configuration).

@@ -1,11 +1,8 @@
 """Rule aggregate: run records of one experiment -> data/results/<experiment>.csv."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust._io import atomic_open  # noqa: E402
-from mkclust.repro.jobs import job, summary  # noqa: E402
-from mkclust.repro.records import load_records, records_to_frame  # noqa: E402
+from mkclust._io import atomic_open
+from mkclust.repro.jobs import job, summary
+from mkclust.repro.records import load_records, records_to_frame
 
 with job(snakemake, "aggregate") as log:  # noqa: F821
     sm = snakemake  # noqa: F821

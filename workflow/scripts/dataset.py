@@ -1,10 +1,7 @@
 """Rule dataset: load a registered dataset and write data/processed/<dataset>.npz."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job, summary  # noqa: E402
-from mkclust.repro.inputs import make_dataset  # noqa: E402
+from mkclust.repro.jobs import job, summary
+from mkclust.repro.inputs import make_dataset
 
 with job(snakemake, "dataset") as log:  # noqa: F821
     # the mirror is read from the config, not a rule parameter: where the raw bytes come from does

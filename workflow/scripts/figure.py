@@ -1,10 +1,7 @@
 """Rule figure: results CSVs (the experiment's and those it reuses) -> figures/<paper>/<figure>.{png,pdf}."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job, summary  # noqa: E402
-from mkclust.repro.reporting import make_figure, read_results, save_figure  # noqa: E402
+from mkclust.repro.jobs import job, summary
+from mkclust.repro.reporting import make_figure, read_results, save_figure
 
 with job(snakemake, "figure") as log:  # noqa: F821
     spec = {"datasets": snakemake.params.datasets, **snakemake.params.spec}  # noqa: F821

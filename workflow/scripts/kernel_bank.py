@@ -1,11 +1,8 @@
 """Rule kernel_bank: build one named kernel bank of a processed dataset."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job, summary  # noqa: E402
-from mkclust.datasets import Dataset  # noqa: E402
-from mkclust.repro.inputs import make_bank  # noqa: E402
+from mkclust.repro.jobs import job, summary
+from mkclust.datasets import Dataset
+from mkclust.repro.inputs import make_bank
 
 with job(snakemake, "kernel_bank") as log:  # noqa: F821
     ds = Dataset.load(snakemake.input[0])  # noqa: F821

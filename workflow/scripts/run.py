@@ -1,13 +1,10 @@
 """Rule run: fit one run group (every seed of one estimator, dataset, bank and parameter set) and
 write its run records as a JSON list, atomically."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust._io import write_json  # noqa: E402
-from mkclust.repro.jobs import job, summary  # noqa: E402
-from mkclust.repro.run_spec import Run  # noqa: E402
-from mkclust.repro.runner import run_group  # noqa: E402
+from mkclust._io import write_json
+from mkclust.repro.jobs import job, summary
+from mkclust.repro.run_spec import Run
+from mkclust.repro.runner import run_group
 
 with job(snakemake, "run") as log:  # noqa: F821
     runs = [Run(**r) for r in snakemake.params.specs.runs]  # noqa: F821

@@ -1,12 +1,10 @@
 """Rule run_summary: every results table -> figures/run_summary.{json,rst,html} (what was run)."""
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job, summary as job_summary  # noqa: E402
-from mkclust.repro.reporting import read_results  # noqa: E402
-from mkclust.repro.reporting.pages import job_cpu_seconds, run_summary, write_summary  # noqa: E402
-from mkclust.repro.reporting.tables import read_tables  # noqa: E402
+from mkclust.repro.jobs import job, summary as job_summary
+from mkclust.repro.reporting import read_results
+from mkclust.repro.reporting.pages import job_cpu_seconds, run_summary, write_summary
+from mkclust.repro.reporting.tables import read_tables
 
 with job(snakemake, "run_summary") as log:  # noqa: F821
     sm = snakemake  # noqa: F821

@@ -1,12 +1,10 @@
 """Rule table: results CSVs (the experiment's and those it reuses) -> figures/<paper>/<table>.{csv,md,tex};
 with a reference run, its cells beside ours (mkclust.repro.reporting.reference_run.compare_with_reference)."""
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job, summary  # noqa: E402
-from mkclust.repro.reporting import attach_causes, build_table, read_results, write_table  # noqa: E402
-from mkclust.repro.reporting.reference_run import compare_with_reference  # noqa: E402
+from mkclust.repro.jobs import job, summary
+from mkclust.repro.reporting import attach_causes, build_table, read_results, write_table
+from mkclust.repro.reporting.reference_run import compare_with_reference
 
 with job(snakemake, "table") as log:  # noqa: F821
     sm = snakemake  # noqa: F821

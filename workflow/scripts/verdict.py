@@ -1,13 +1,10 @@
 """Rule verdict: a paper's tables and results -> figures/<paper>/verdict.{csv,md,html,png}."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).resolve().parents[1] / "src"))  # noqa: F821
-from mkclust.repro.jobs import job, summary  # noqa: E402
-from mkclust.repro.reporting import read_results  # noqa: E402
-from mkclust.repro.reporting.tables import read_tables  # noqa: E402
-from mkclust.repro.reporting.pages import write_verdict  # noqa: E402
-from mkclust.repro.reporting.verdicts import evaluate  # noqa: E402
+from mkclust.repro.jobs import job, summary
+from mkclust.repro.reporting import read_results
+from mkclust.repro.reporting.tables import read_tables
+from mkclust.repro.reporting.pages import write_verdict
+from mkclust.repro.reporting.verdicts import evaluate
 
 with job(snakemake, "verdict") as log:  # noqa: F821
     sm = snakemake  # noqa: F821

@@ -270,18 +270,15 @@ def load(*paths: str | Path, folder: str | Path | None = None) -> dict:
 def _workflow_file(relative: Path, near: str | Path) -> Path:
     """``relative`` (a path under a checkout's ``workflow/``) in the checkout that holds ``near``, else
     in the working directory's, else as installed with the package (``mkclust/repro/<name>``: a
-    wheel ships the protocols and the schema), else in the checkout the package is imported from (an
-    editable install); a ConfigError if none has it."""
+    wheel ships the protocols and the schema); a ConfigError if none has it."""
     first = Path(near).resolve()
     for d in (*first.parents, Path.cwd()):
         if (d / relative).exists():
             return d / relative
     from importlib import resources
     installed = Path(str(resources.files("mkclust.repro"))) / relative.relative_to("workflow")
-    source = Path(__file__).resolve().parents[3] / relative
-    for candidate in (installed, source):
-        if candidate.exists():
-            return candidate
+    if installed.exists():
+        return installed
     raise ConfigError(f"no {relative} above {near}, in the working directory or installed with mkclust: "
                       "reinstall the package, or give the protocols' folder")
 

@@ -17,6 +17,8 @@ import time
 import warnings
 from typing import Iterator
 
+import mkclust
+
 #: the ``extra`` of a log record that belongs on the console: a job's headline
 CONSOLE = {"console": True}
 
@@ -107,7 +109,7 @@ def job(smk, name: str) -> Iterator[logging.Logger]:
     logging.captureWarnings(True)     # warnings.warn (solvers, GUMKL) into the log, deduplicated like the rest
     warnings.formatwarning = _one_line
     log = logging.getLogger(f"mkclust.job.{name}")
-    log.info("start %s with %d thread(s)", name, threads)
+    log.info("start %s with %d thread(s), mkclust from %s", name, threads, mkclust.__path__[0])
     t0 = time.perf_counter()
     with threadpool_limits(limits=threads):
         try:
