@@ -234,7 +234,7 @@ def test_parameters_are_checked_before_any_work_naming_the_parameter(name):
     """Every registered estimator states its parameters' constraints once (scikit-learn's
     ``_parameter_constraints``) and checks them all before fitting: a bad value is an error that
     names the parameter, the value and what is allowed."""
-    from sklearn.utils._param_validation import InvalidParameterError
+    from mkclust._params import InvalidParameterError
 
     cls = ALGORITHMS[name]
     assert set(cls._parameter_constraints) == set(cls().get_params()), "a parameter without its constraint"

@@ -140,20 +140,20 @@ def test_repair_psd_clips_negative_eigenvalues_when_asked(gram):
 
 
 def _edge_values(constraint) -> list:
-    """The values at the edges of one scikit-learn parameter constraint (an interval's closed or
+    """The values at the edges of one parameter constraint (:mod:`mkclust._params`) (an interval's closed or
     nearest-inside bounds, every option of a StrOptions, None, both booleans)."""
     from numbers import Integral
 
-    from sklearn.utils._param_validation import Interval, Options
+    from mkclust._params import Interval, StrOptions
 
     if constraint is None:
         return [None]
     if constraint == "boolean":
         return [True, False]
-    if isinstance(constraint, Options):
+    if isinstance(constraint, StrOptions):
         return sorted(constraint.options, key=str)
     if isinstance(constraint, Interval):
-        step = 1 if constraint.type is Integral else 1e-9
+        step = 1 if constraint.kind is Integral else 1e-9
         out = []
         if constraint.left is not None:
             out.append(constraint.left if constraint.closed in ("left", "both") else constraint.left + step)
@@ -197,3 +197,41 @@ def test_every_value_the_parameter_check_accepts_fit_accepts(name):
                 except NotFinished:
                     pass
     assert tried >= 3
+
+
+def test_parameter_constraints_accept_and_refuse_as_stated():
+    """mkclust._params: intervals with each kind of closed end, ints against reals (never bools),
+    string options, None, booleans, random states and array-likes; the message names the parameter,
+    the estimator, what is allowed and the value."""
+    from numbers import Integral, Real
+
+    from mkclust._params import Interval, InvalidParameterError, StrOptions, validate_params
+
+    half_open = Interval(Real, 0, 1, closed="left")
+    assert half_open.accepts(0) and half_open.accepts(0.5) and not half_open.accepts(1.0)
+    assert not half_open.accepts(True) and not half_open.accepts("0.5") and not half_open.accepts(-1e-12)
+    ints = Interval(Integral, 1, None, closed="left")
+    assert ints.accepts(1) and ints.accepts(np.int64(7)) and not ints.accepts(1.0) and not ints.accepts(0)
+    assert str(ints) == "an int in the range [1, inf)" and str(Interval(Real, 0, None, "neither")) == \
+        "a float in the range (0.0, inf)"
+
+    class Est:
+        def __init__(self, **kw):
+            self.kw = {"p": 2.0, "mode": "a", "flag": True, "random_state": None, "init": None, **kw}
+
+        def get_params(self, deep=False):
+            return dict(self.kw)
+
+    constraints = {"p": [Interval(Real, 1, None, closed="both"), StrOptions({"inf"})], "mode": [StrOptions({"a", "b"})],
+                   "flag": ["boolean"], "random_state": ["random_state"], "init": ["array-like", None]}
+    for ok in ({}, {"p": "inf"}, {"p": 1}, {"mode": "b"}, {"flag": np.bool_(False)}, {"random_state": 3},
+               {"random_state": np.random.RandomState(0)}, {"init": [0, 1]}, {"init": np.zeros(3)}):
+        validate_params(Est(**ok), constraints)
+    for bad, message in (({"p": 0.5}, "The 'p' parameter of Est must be a float in the range [1.0, inf] or a str "
+                                      "among {'inf'}. Got 0.5 instead."),
+                         ({"mode": "c"}, "must be a str among {'a', 'b'}. Got 'c' instead."),
+                         ({"flag": 1}, "must be an instance of 'bool'. Got 1 instead."),
+                         ({"random_state": -1}, "Got -1 instead."), ({"init": "x"}, "an array-like or None")):
+        with pytest.raises(InvalidParameterError) as err:
+            validate_params(Est(**bad), constraints)
+        assert message in str(err.value)

@@ -15,8 +15,8 @@ import scipy.linalg
 import scipy.sparse.linalg
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions  # noqa: F401  (re-exported to the estimators)
 
+from mkclust._params import Interval, StrOptions, validate_params
 from mkclust._validation import check_features, check_kernels, check_n_clusters
 
 
@@ -109,16 +109,16 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     #: :data:`mkclust._validation.PSD_RTOL`); False for methods on affinities (spectral clustering)
     requires_psd = True
     cost: ClassVar[Cost]
-    #: scikit-learn's parameter constraints (``sklearn.utils._param_validation``): every estimator
+    #: parameter constraints in scikit-learn's convention (:mod:`mkclust._params`): every estimator
     #: states each parameter's type and range once; :meth:`_check_params` validates them all before
     #: any work, and an error names the parameter, its value and what is allowed
     _parameter_constraints: ClassVar[dict] = {}
 
     def _check_params(self):
-        """Every parameter against ``_parameter_constraints`` (scikit-learn's ``_validate_params``),
+        """Every parameter against ``_parameter_constraints`` (:func:`mkclust._params.validate_params`),
         and n_clusters = 2 for a ``two_class_only`` estimator; an estimator with checks that involve
         several parameters extends this. What it accepts, ``fit`` accepts (on data it can fit)."""
-        self._validate_params()
+        validate_params(self, self._parameter_constraints)
         if self.two_class_only and int(self.n_clusters) != 2:
             raise ValueError(f"{type(self).__name__} clusters into two classes only, got n_clusters={self.n_clusters}")
 
