@@ -23,3 +23,17 @@ def tiny_local(tmp_path_factory):
     from _wf import local_tiny_run
 
     return local_tiny_run(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+    """The package built as a wheel once per session (pip, with build isolation)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path_factory.mktemp("wheel")
+    repo = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(repo), "-w", str(out)],
+                   check=True, capture_output=True, timeout=600)
+    return next(out.glob("mkclust-*.whl"))

@@ -1,6 +1,7 @@
 """The library without the workflow: every module outside ``mkclust.repro`` imports, and every
 registered estimator fits, with the workflow's packages (the ``workflow`` extra: snakemake,
-matplotlib, pyyaml, jsonschema) unimportable. A researcher who wants the estimators installs
+matplotlib, pyyaml, jsonschema) unimportable, and in a fresh virtual environment where only the
+package and its own dependencies are installed. A researcher who wants the estimators installs
 ``pip install mkclust``; this checks, in a fresh interpreter, that nothing of the library reaches
 for the workflow's packages."""
 
@@ -43,6 +44,31 @@ SCRIPT = textwrap.dedent('''
 
 def test_the_library_imports_and_fits_without_the_workflow_packages():
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    n_modules, _, n_estimators, _ = out.stdout.split()
+    assert int(n_modules) >= 20 and int(n_estimators) >= 15
+
+
+def test_the_wheel_alone_installs_imports_and_fits_in_a_fresh_venv(tmp_path, wheel):
+    """``pip install mkclust`` in an empty virtual environment (no system packages): the library's
+    dependencies come with it and the workflow's do not; the same imports and fits pass."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # this checkout's src stays out
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    py = str(venv / "bin" / "python")
+    install = subprocess.run([py, "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True,
+                             timeout=1200, env=env)
+    assert install.returncode == 0, install.stderr[-3000:]
+    listed = subprocess.run([py, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
+                            timeout=300).stdout.lower()
+    for name in ("numpy", "scipy", "scikit-learn", "cvxpy", "numba"):
+        assert f"{name}==" in listed, name
+    for name in ("snakemake", "matplotlib", "pyyaml", "jsonschema"):
+        assert f"{name}==" not in listed, name
+    out = subprocess.run([py, "-c", SCRIPT + "\nassert str(mkclust.__path__[0]).startswith(sys.prefix)"],
+                         capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     n_modules, _, n_estimators, _ = out.stdout.split()
     assert int(n_modules) >= 20 and int(n_estimators) >= 15

@@ -111,7 +111,7 @@ def test_every_package_of_the_source_tree_is_installed():
     assert {"mkclust.repro.protocols", "mkclust.repro.schemas"} <= listed
 
 
-def test_the_installed_tools_work_outside_the_checkout(tmp_path):
+def test_the_installed_tools_work_outside_the_checkout(tmp_path, wheel):
     """A wheel carries the protocols and the schema: installed in a fresh virtual environment (the
     library's dependencies from this interpreter's, the package from the wheel alone), `mkclust check`
     and `mkclust estimate` plan a configuration that names the papers' protocols, run from a folder
@@ -119,10 +119,6 @@ def test_the_installed_tools_work_outside_the_checkout(tmp_path):
     import subprocess
     import zipfile
 
-    wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(REPO), "-w", str(wheels)],
-                   check=True, capture_output=True, timeout=600)
-    wheel = next(wheels.glob("mkclust-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "mkclust/repro/protocols/mkc.yaml" in names and "mkclust/repro/schemas/config.schema.yaml" in names
     venv = tmp_path / "venv"
