@@ -150,19 +150,38 @@ def z_step(K: np.ndarray, B: np.ndarray, alpha: float, Z0: np.ndarray, tol: floa
         if (not converged and polish_every and it - polished >= polish_every
                 and (stable >= 2 or it - polished >= 5 * polish_every)):
             polished = it
-            Xa, XaK, rounds, done = _active_set(X, XK, K, B, alpha, tol, min(polish_rounds, max(max_iter - it, 0)))
-            it += rounds
-            fa = _z_objective(K, B, alpha, trK, Xa, XaK)
-            if rounds and fa <= f:
-                X, XK, f = Xa, XaK, fa
+            finish = _finish(X, XK, f, K, B, alpha, trK, tol, min(polish_rounds, max(max_iter - it, 0)))
+            it += finish.rounds
+            if finish.improved:
+                X, XK, f = finish.X, finish.XK, finish.f
                 G = grad(X, XK)
                 gap = _fw_gap(G, X)
-                converged = done or gap <= tol * f
+                converged = finish.done or gap <= tol * f
                 Y, YK, GY, t, stable = X, XK, G, 1.0, 0   # FISTA resumes from here without momentum
     if not converged:
         log.debug("Z-step stopped after %d iterations with relative gap %.3g > tol %.3g", it, gap / f, tol)
     f = _z_objective(K, B, alpha, trK, X, XK)
     return ZStepResult(np.ascontiguousarray(X.T), f, gap, it, bool(converged))
+
+
+@dataclass
+class _Finish:
+    """What an active-set finish left (:func:`_finish`)."""
+
+    X: np.ndarray
+    XK: np.ndarray
+    f: float
+    rounds: int
+    done: bool        # its convergence test met
+    improved: bool    # it took at least one round and did not raise J: FISTA continues from its point
+
+
+def _finish(X, XK, f: float, K, B, alpha: float, trK: float, tol: float, max_rounds: int) -> _Finish:
+    """The active-set finish (:func:`_active_set`) from FISTA's point (X, XK) of objective f, with
+    its objective J recomputed whole."""
+    Xa, XaK, rounds, done = _active_set(X, XK, K, B, alpha, tol, max_rounds)
+    fa = _z_objective(K, B, alpha, trK, Xa, XaK)
+    return _Finish(Xa, XaK, fa, rounds, done, bool(rounds and fa <= f))
 
 
 #: below this fraction of non-zeros, K Z is a sparse-times-dense product (the Z-step's iterates are
