@@ -105,8 +105,8 @@ def section(figures: Path, full: dict | None = None, pages: str | None = None, l
             mark = " †" if str(r.oracle).lower() == "true" else ""
             cells = [r.claim + mark, r.status, r.numbers, r.published or "–"]
             out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-        tpath = Path(paper_output(str(figures), paper, table or "", "md"))
-        if table and tpath.exists():
+        tpath = Path(paper_output(str(figures), paper, table, "md")) if table else None
+        if tpath and tpath.exists():
             published = pd.read_csv(tpath.with_suffix(".csv"))["published"].notna().any()
             note = "; in parentheses the published value and our difference" if published else ""
             out += ["", f"Headline table (`{paper}/{table}.md`{note}):", ""]
