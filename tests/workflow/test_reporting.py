@@ -352,9 +352,17 @@ def test_standard_error_of_a_cell_follows_its_seed_and_parameter_rules():
     df = runs()
     one = reduce_runs(df[df.param_id == "kernel=0"], ["acc"], "mean", "only")
     assert one["se"]["acc"] == pytest.approx(np.std([0.6, 0.8], ddof=1) / math.sqrt(2))
-    grid = reduce_runs(df, ["acc"], "mean", "mean")   # a mean of two independent means
+    apart = df.assign(seed=df["seed"] + 2 * (df.param_id == "kernel=1"))   # seeds 0, 1 and 2, 3
+    grid = reduce_runs(apart, ["acc"], "mean", "mean")   # a mean of two independent means
     se0, se1 = np.std([0.6, 0.8], ddof=1) / math.sqrt(2), np.std([0.9, 0.7], ddof=1) / math.sqrt(2)
     assert grid["se"]["acc"] == pytest.approx(math.sqrt(se0 ** 2 + se1 ** 2) / 2)
+    # the same seeds in both sets: the per-seed means (.75, .75) carry the noise; the two kernels'
+    # opposite responses to one start cancel, so the mean over kernels has none
+    assert reduce_runs(df, ["acc"], "mean", "mean")["se"]["acc"] == pytest.approx(0.0)
+    along = df.assign(acc=[0.6, 0.8, 0.7, 0.9])   # kernel 1 = kernel 0 + .1 at each seed
+    same = reduce_runs(along, ["acc"], "mean", "mean")["se"]["acc"]   # one start moves both alike: no averaging out
+    assert same == pytest.approx(np.std([0.65, 0.85], ddof=1) / math.sqrt(2))
+    assert same > math.sqrt(2 * se0 ** 2) / 2
     assert math.isnan(reduce_runs(df, ["acc"], "best_objective", "best_param_by_metric")["se"]["acc"])
 
 

@@ -171,13 +171,14 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         """n_clusters against n samples (2 for two-class methods is :meth:`_check_params`'s, which runs first)."""
         check_n_clusters(self.n_clusters, n)
 
-    def _best_restart(self, run_once: Callable, objective: Callable, n_init: int | None = None):
-        """Run ``run_once(rng)`` ``n_init`` times (default ``self.n_init``) from one RandomState seeded
-        by ``random_state`` and return the result with the lowest ``objective(result)``."""
+    def _best_restart(self, run_once: Callable, objective: Callable, n_init: int | None = None, rng=None):
+        """Run ``run_once(rng)`` ``n_init`` times (default ``self.n_init``) from one random stream (default
+        a RandomState seeded by ``random_state``) and return the result with the lowest
+        ``objective(result)``."""
         n_init = int(self.n_init) if n_init is None else int(n_init)
         if n_init < 1:
             raise ValueError(f"n_init must be >= 1, got {self.n_init}")
-        rng = check_random_state(self.random_state)
+        rng = check_random_state(self.random_state) if rng is None else rng
         best = None
         for restart in range(n_init):
             res = run_once(rng)

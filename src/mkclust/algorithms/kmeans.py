@@ -19,6 +19,7 @@ from sklearn.metrics import pairwise_distances_argmin
 from sklearn.utils.validation import check_is_fitted
 
 from mkclust._validation import check_features
+from mkclust.algorithms._matlab import replay
 from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, Cost, POSITIVE_INT, StrOptions
 
 log = logging.getLogger(__name__)
@@ -149,14 +150,17 @@ class KernelKMeans(BaseClusterer):
         single-point centres, each sample to the nearest (the default start ``'sample'`` of the
         RMKKM authors' ``KernelKmeans.m``, which their baseline scripts call, and of ``L21KKM.m``);
         "random": the same start under scikit-learn's name; "random-partition": uniformly random
-        labels (as the authors' ``MKKM_multi_kernel.m`` starts); an array: n_clusters sample indices
-        used as the initial centres.
+        labels (as the authors' ``MKKM_multi_kernel.m`` starts); "matlab": the "sample" start the
+        authors' scripts actually drew, ``randsample`` replayed on MATLAB's default stream
+        (:mod:`mkclust.algorithms._matlab`), ``random_state`` the repeat number (0-19 in their
+        scripts), restarts the draws that follow; an array: n_clusters sample indices used as the
+        initial centres.
     n_init : int, default=10
         Restarts; the run with the lowest objective is kept.
     max_iter : int, default=300
         Lloyd iterations per restart (stops earlier when no label changes).
     random_state : int, RandomState instance or None, default=None
-        Seed of the starts.
+        Seed of the starts (with ``init="matlab"``: the authors' repeat number, an int >= 0).
 
     Empty clusters are re-seeded with the sample farthest from its centre (never a crash or NaN).
 
@@ -174,7 +178,8 @@ class KernelKMeans(BaseClusterer):
 
     cost = Cost(work_n2=4, seconds_at_1000=2, exponent=2, typical_at_1000=0.0216, restarts=True)
     _parameter_constraints = {
-        **COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random", "sample", "random-partition"}), "array-like"],
+        **COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random", "sample", "matlab", "random-partition"}),
+                                       "array-like"],
         "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT],
     }
 
@@ -194,8 +199,10 @@ class KernelKMeans(BaseClusterer):
                 centers = kmeanspp_kernel(K, diag, c, rng)
             elif self.init in ("random", "sample"):
                 centers = sample_centres(n, c, rng)
+            elif self.init == "matlab":
+                centers = rng.randsample(n, c)
             else:
-                raise ValueError(f"init must be 'k-means++', 'random', 'sample', 'random-partition' or an "
+                raise ValueError(f"init must be 'k-means++', 'random', 'sample', 'matlab', 'random-partition' or an "
                                  f"array of {c} sample indices, got {self.init!r}")
         else:
             centers = np.asarray(self.init, dtype=np.int64)
@@ -216,7 +223,11 @@ class KernelKMeans(BaseClusterer):
             return (*kernel_kmeans(K, labels0, self.n_clusters, self.max_iter, diag=diag), centers)
 
         n_init = 1 if not isinstance(self.init, str) and int(self.n_init) >= 1 else None
-        labels, obj, trace, n_iter, centers = self._best_restart(run_once, lambda r: r[1], n_init)
+        stream = None
+        if isinstance(self.init, str) and self.init == "matlab":   # repeat random_state's n_init draws
+            stream = replay(self.random_state, lambda s: [s.randsample(K.shape[0], self.n_clusters)
+                                                          for _ in range(int(self.n_init))])
+        labels, obj, trace, n_iter, centers = self._best_restart(run_once, lambda r: r[1], n_init, stream)
         self.labels_, self.objective_, self.objective_trace_, self.n_iter_, self.init_centers_ = (
             labels, obj, trace, n_iter, centers)
         # for predict: the squared norm of each cluster's mean in feature space, (1/|C|^2) sum K_ij

@@ -46,6 +46,7 @@ import logging
 
 import numpy as np
 
+from mkclust.algorithms._matlab import replay
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE_INT, StrOptions, default_params,
 )
@@ -243,18 +244,24 @@ class _RobustBase(BaseClusterer):
     def _restarts(self, K, gamma):
         Kc = _centred(K)  # once for all restarts
 
-        sample = getattr(self, "init", "random-partition") == "sample"
+        init = getattr(self, "init", "random-partition")
+        sample = init in ("sample", "matlab")
         Ks = K.sum(axis=0) if sample else None   # the summed kernel (one kernel: itself)
         diag = np.diag(Ks).copy() if sample else None
+        n, c = K.shape[1], self.n_clusters
+        stream = None
+        if init == "matlab":   # the authors' repeat random_state: its n_init draws of randsample(n, c)
+            stream = replay(self.random_state, lambda s: [s.randsample(n, c) for _ in range(int(self.n_init))])
 
         def run_once(rng):  # from a random initial partition, or from sampled single-point centres
             if sample:
-                labels0 = nearest_centres(Ks, diag, sample_centres(K.shape[1], self.n_clusters, rng))
+                centres = rng.randsample(n, c) if init == "matlab" else sample_centres(n, c, rng)
+                labels0 = nearest_centres(Ks, diag, centres)
             else:
-                labels0 = rng.randint(self.n_clusters, size=K.shape[1])
-            return robust_mkkm(Kc, labels0, self.n_clusters, gamma, int(self.max_iter), float(self.tol), centred=True)
+                labels0 = rng.randint(c, size=n)
+            return robust_mkkm(Kc, labels0, c, gamma, int(self.max_iter), float(self.tol), centred=True)
 
-        best = self._best_restart(run_once, lambda r: r[3])
+        best = self._best_restart(run_once, lambda r: r[3], rng=stream)
         (self.labels_, self.kernel_weights_, self.sample_weights_, self.objective_, self.objective_trace_,
          self.n_iter_) = best
         return self
@@ -380,12 +387,13 @@ class RKKM(_RobustBase):
         Iterations per run.
     tol : float, default=1e-06
         Relative decrease of the objective below which a run stops.
-    init : {"random-partition", "sample"}, default="random-partition"
+    init : {"random-partition", "sample", "matlab"}, default="random-partition"
         "random-partition": uniformly random labels; "sample": n_clusters random samples as
         single-point centres, each sample to the nearest (how the authors' ``L21KKM.m`` starts, as
-        their ``KernelKmeans.m`` does).
+        their ``KernelKmeans.m`` does); "matlab": the "sample" start their script drew in repeat
+        ``random_state`` (:class:`mkclust.algorithms.kmeans.KernelKMeans`).
     random_state : int, RandomState instance or None, default=None
-        Seed of the random starts.
+        Seed of the random starts (with ``init="matlab"``: the authors' repeat number, an int >= 0).
 
     Attributes
     ----------
@@ -398,7 +406,7 @@ class RKKM(_RobustBase):
     cost = Cost(work_n2=4, seconds_at_1000=5, exponent=2, typical_at_1000=0.0296, restarts=True)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT], "tol": [NONNEG],
-        "init": [StrOptions({"random-partition", "sample"})],
+        "init": [StrOptions({"random-partition", "sample", "matlab"})],
     }
 
     input_kind = "kernel"

@@ -30,6 +30,8 @@ CAUSES = {
     "model-prefers-other": "the method's objective prefers another labelling than the true one",
     "seed-noise": ("within two standard errors of the difference between two means over random starts "
                    "(ours and the authors')"),
+    "authors-starts": ("the authors' own random starts, replayed, give the published value: the gap is the "
+                       "draw of the starts, ours other draws of the same kind"),
     "authors-code-differs": "the authors' code runs differently from the paper's text",
     "not-yet-explained": "no cause found yet",
 }

@@ -83,12 +83,29 @@ def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+def _shared_seed_means(g: pd.DataFrame, metrics: list[str]) -> pd.DataFrame | None:
+    """Per seed, the mean of each metric over the parameter sets, when every parameter set holds one
+    run at each of the same two or more seeds; None otherwise (no seed column, a seed missing from
+    a set, or a repeated one)."""
+    if "seed" not in g.columns:
+        return None
+    counts = g.groupby(["param_id", "seed"]).size()
+    seeds = g.groupby("param_id")["seed"].apply(lambda s: tuple(sorted(s)))
+    if counts.max() != 1 or seeds.nunique() != 1 or len(seeds.iloc[0]) < 2:
+        return None
+    return g.groupby("seed")[metrics].mean()
+
+
 def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params: str = "only",
                 select_by: str | None = None) -> dict:
     """Reduce the runs of one (dataset, column) to {metric: (value, std)} plus bookkeeping, among it
     ``se``: {metric: the standard error of the value over the seeds} (NaN for a value without seed
-    noise: one run, or the best objective's run). For a mean over parameter sets it is that of a mean
-    of independent means, sqrt(sum of their squared standard errors) / their number."""
+    noise: one run, or the best objective's run). For a mean over parameter sets whose runs share their
+    seeds (every set run at the same seeds, so the same random starts: the papers' "-a" columns, whose
+    authors reset the generator before each kernel) it is that of the per-seed means over the sets,
+    std / sqrt(number of seeds): one unlucky start lowers every set at once, so the sets' means are not
+    independent (:func:`_shared_seed_means`); otherwise that of a mean of independent means, sqrt(sum
+    of their squared standard errors) / their number."""
     if params not in PARAM_RULES:
         raise ValueError(f"unknown parameter rule {params!r}; known: {PARAM_RULES}")
     pp = _per_params(g, metrics, seeds)
@@ -103,7 +120,11 @@ def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params
     elif params == "mean":
         out.update({m: (pp[m].mean(), pp[m].std(ddof=1) if len(pp) > 1 else pp[m + ":std"].iloc[0])
                     for m in metrics})
-        out["se"] = {m: math.sqrt(float((pp[m + ":se"] ** 2).sum(skipna=False))) / len(pp) for m in metrics}
+        shared = _shared_seed_means(g, metrics) if seeds == "mean" and len(pp) > 1 else None
+        if shared is not None:
+            out["se"] = {m: shared[m].std(ddof=1) / math.sqrt(len(shared)) for m in metrics}
+        else:
+            out["se"] = {m: math.sqrt(float((pp[m + ":se"] ** 2).sum(skipna=False))) / len(pp) for m in metrics}
         out["chosen"] = f"mean of {len(pp)}"
     elif select_by == "each":  # every metric at its own best parameter set (the papers' "-b")
         best = {m: pp.loc[pp[m].idxmax()] for m in metrics}
