@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCHEMA = str(REPO / "workflow/schemas/config.schema.yaml")
 CONFIGS = [("config.yaml",), ("workflow/configs/paper.yaml",),
            ("workflow/configs/paper.yaml", "workflow/configs/paper_results.yaml"),
-           ("workflow/configs/paper.yaml", "workflow/configs/paper_odmc_quick.yaml")]
+           ("workflow/configs/paper.yaml", "workflow/configs/paper_odmc_quick.yaml"),
+           ("workflow/configs/benchmark.yaml",)]
 
 
 def test_overlay_merges_mappings_replaces_lists_and_deletes_on_null():
@@ -89,7 +90,9 @@ def test_the_paper_configuration_runs_each_protocol_as_written():
     paper configuration's experiments."""
     protocols, _ = read_protocols(REPO / "workflow/protocols")
     config = load(REPO / "workflow/configs/paper.yaml")
-    assert sorted(config["experiments"]) == sorted(protocols)
+    benchmark = load(REPO / "workflow/configs/benchmark.yaml")   # the benchmark's protocol is its own configuration's
+    assert sorted(config["experiments"]) == sorted(set(protocols) - set(benchmark["experiments"]))
+    assert {protocols[e]["paper"] for e in benchmark["experiments"]} == {"benchmark"}
     for name, e in config["experiments"].items():
         assert e == resolve({"experiments": {"x": {"protocol": name}}}, REPO / "workflow/protocols")["experiments"]["x"]
 
@@ -100,6 +103,28 @@ def test_the_overlays_run_part_of_the_paper_configurations_runs():
     for overlay_file in ("paper_results.yaml", "paper_odmc_quick.yaml"):
         part = set(plan(load(REPO / "workflow/configs/paper.yaml", REPO / "workflow/configs" / overlay_file)).runs)
         assert part and part <= whole, overlay_file
+
+
+def test_a_configuration_that_runs_fewer_sets_narrows_the_protocols_lists(tmp_path):
+    """A configuration naming fewer data sets than its protocol: each data set list of the protocol's
+    algorithms, tables and figures keeps only those, and one left empty is dropped; without that
+    narrowing the configuration would name sets its experiment does not run."""
+    from mkclust.repro.planning import plan as make_plan
+    config = load(REPO / "workflow/configs/benchmark.yaml")
+    small = resolve({**config, "experiments": {"benchmark": {"protocol": "benchmark",
+                                                             "datasets": ["hepatitis", "JAFFE"]}}},
+                    REPO / "workflow/protocols")["experiments"]["benchmark"]
+    assert small["algorithms"]["MKC"]["datasets"] == small["algorithms"]["ODMC"]["datasets"] == ["hepatitis"]
+    assert "datasets" not in small["algorithms"]["SCMK"]   # every set of the experiment
+    assert small["tables"]["two_class_defaults"]["datasets"] == ["hepatitis"]
+    only_multi = resolve({**config, "experiments": {"benchmark": {"protocol": "benchmark", "datasets": ["YALE"]}}},
+                         REPO / "workflow/protocols")["experiments"]["benchmark"]
+    assert "ODMC" not in only_multi["algorithms"] and "MKC" not in only_multi["algorithms"]
+    assert "two_class_tuned" not in only_multi["tables"] and "cd_two_class_defaults" not in only_multi["figures"]
+    lines = only_multi["figures"]["cpu_vs_n"]["algorithm"]   # the dropped methods' lines go, the others stay
+    assert "ODMC" not in lines and "MKC" not in lines and "SCMK" in lines and "KKM" in lines
+    for e, sets in ((small, {"hepatitis", "JAFFE"}), (only_multi, {"YALE"})):
+        assert {r.dataset for r in make_plan({**config, "experiments": {"benchmark": e}}).runs} == sets
 
 
 def test_the_default_runs_every_paper_from_its_protocol():
@@ -173,7 +198,7 @@ def test_mkclust_check_names_a_yaml_errors_line_and_a_schema_violation_and_passe
     err = capsys.readouterr().err
     assert "'datasetz' was unexpected" in err and "'algorithms' is a required property" in err
     assert main(["check", str(REPO / "tests/configs/tiny.yaml")]) == 0
-    assert re.search(r"tiny.yaml: 5 experiment\(s\), 65 runs in \d+ run groups", capsys.readouterr().out)
+    assert re.search(r"tiny.yaml: 6 experiment\(s\), 77 runs in \d+ run groups", capsys.readouterr().out)
 
 
 def test_mkclust_check_makes_the_workflows_archive_and_reference_checks(tmp_path, capsys):

@@ -104,7 +104,8 @@ def test_estimate_counts_the_plans_jobs_and_fits(tiny):
     assert by["data sets and banks"].jobs == len(datasets) + len(banks)
     assert total.jobs == sum(r.jobs for r in rows) and total.fits == len(p.runs)
     assert total.cpu_hours == pytest.approx(sum(r.cpu_hours for r in rows))
-    assert [r.name for r in papers] == ["tinypaper"] and papers[0].fits == len(p.runs)
+    assert [r.name for r in papers] == ["tinypaper", "tinybench"] and sum(r.fits for r in papers) == len(p.runs)
+    assert papers[1].fits == len([r for r in p.runs if r.experiment == "tiny_bench"])
     # wall time: CPU hours over the cores, but never below the longest job
     assert total.wall_hours(1000) == pytest.approx(max(total.cpu_hours / 1000, total.longest_hours))
     assert "total" in format_rows(rows + [total])

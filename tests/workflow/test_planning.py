@@ -412,7 +412,7 @@ def test_an_oversized_grid_is_refused_before_its_runs_are_built(tiny, monkeypatc
         plan({**tiny, "max_run_groups": 5000})
     tiny["experiments"]["tiny"]["algorithms"]["KKM"]["batch"] = "all"
     p = plan({**tiny, "max_run_groups": 5000})
-    assert len(p.runs) == 12_000 + 65 - 8 and len(p.run_groups()) == 34 - 4 + 2
+    assert len(p.runs) == 12_000 + 77 - 8 and len(p.run_groups()) == 40 - 4 + 2
 
 
 @pytest.mark.parametrize("config", ["config.yaml", "workflow/configs/paper.yaml", "tests/configs/tiny.yaml"])

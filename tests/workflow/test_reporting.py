@@ -109,6 +109,8 @@ def test_write_table(tmp_path):
     {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metric": "acc"},
     {"kind": "heatmap", "algorithm": "KKM", "x": "kernel", "y": "seed", "metrics": ["acc", "ri"],
      "datasets": ["digits1v7", "absent"]},
+    {"kind": "ranks", "metric": "acc", "columns": {"K0": {"algorithm": "KKM", "where": {"kernel": 0}},
+                                                   "K1": {"algorithm": "KKM", "where": {"kernel": 1}}}},
 ])
 def test_figures_render(spec, tmp_path):
     df = runs()
@@ -443,3 +445,39 @@ def test_a_gap_beyond_the_noise_keeps_its_row_and_gets_its_numbers():
     assert out.loc[0, "cause"] == "not-yet-explained"
     assert out.loc[0, "evidence"] == ("acc 0.700 against 0.600 (+0.100), beyond two standard errors of the difference "
                                       "of two means over random starts (0.031); tried: the authors' start")
+
+
+def test_nemenyi_critical_difference_matches_demsars_table():
+    """q_0.05 of Demsar (2006), Table 5(a), for k = 2 ... 10, and CD = q sqrt(k (k + 1) / (6 N))."""
+    from mkclust.repro.reporting.ranks import nemenyi_cd
+    q = [1.960, 2.343, 2.569, 2.728, 2.850, 2.949, 3.031, 3.102, 3.164]
+    for k, qk in zip(range(2, 11), q):
+        assert nemenyi_cd(k, 1) / math.sqrt(k * (k + 1) / 6) == pytest.approx(qk, abs=1.5e-3)
+    assert nemenyi_cd(4, 14) == pytest.approx(2.569 * math.sqrt(4 * 5 / (6 * 14)), rel=1e-3)
+    with pytest.raises(ValueError, match="at least 2 methods"):
+        nemenyi_cd(1, 5)
+
+
+def test_rank_test_ranks_friedman_groups_and_summary():
+    """Ranks by hand on a small table (ties share their average rank), Friedman's chi-square by its
+    formula 12 N / (k (k + 1)) (sum R_j^2 - k (k + 1)^2 / 4), a data set with a missing value left out,
+    and the generated summary naming the best method and the cheapest of its group."""
+    from mkclust.repro.reporting.ranks import rank_test, summary_lines
+    v = pd.DataFrame({"A": [0.9, 0.8, 0.7, 0.9, 0.5], "B": [0.8, 0.8, 0.6, 0.7, np.nan],
+                      "C": [0.5, 0.4, 0.3, 0.6, 0.2]}, index=["d1", "d2", "d3", "d4", "d5"])
+    t = rank_test(v, "acc")
+    assert t.dropped == ["d5"] and t.n_datasets == 4
+    assert t.ranks.loc["d2"].tolist() == [1.5, 1.5, 3.0]
+    assert t.average.to_dict() == pytest.approx({"A": 1.125, "B": 1.875, "C": 3.0})
+    N, k, R = 4, 3, np.array([1.125, 1.875, 3.0])
+    chi2 = 12 * N / (k * (k + 1)) * ((R ** 2).sum() - k * (k + 1) ** 2 / 4)
+    ties = 1 - (2 ** 3 - 2) / (N * k * (k ** 2 - 1))   # d2's tie of two, the usual correction
+    assert t.statistic == pytest.approx(chi2 / ties, rel=1e-12)
+    assert t.p_value == pytest.approx(math.exp(-t.statistic / 2), rel=1e-12)   # chi-square, 2 degrees of freedom
+    assert t.cd == pytest.approx(2.343 * math.sqrt(3 * 4 / (6 * 4)), rel=1e-3)   # 1.657: A-B .75, B-C 1.125, A-C 1.875
+    assert t.groups() == [["A", "B"], ["B", "C"]]
+    text = " ".join(summary_lines(t, pd.Series({"A": 2.0, "B": 0.5, "C": 0.1})))
+    assert "A has the best average rank (1.12 of 3)" in text
+    assert "not told apart from it: B." in text and "beyond the critical difference: C." in text
+    assert "Cheapest of the best group: B (median 0.5 CPU s per fit)" in text
+    assert "Left out (a method has no value there): d5" in text

@@ -115,6 +115,26 @@ def test_scmk_outputs_batches_and_reuse(done):
     assert (done / "figures/tinypaper/scmk_heat.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_tiny_benchmark_ranks_friedman_and_cd_diagram(done):
+    """A benchmark over data sets end to end (tiny_bench: 2 data sets, 3 methods): the table carries
+    each method's average rank per metric, ranks that are those of the table's own values, and a
+    legend generated from them; the critical-difference and CPU-time figures are written."""
+    t = pd.read_csv(done / "figures/tinybench/ranks.csv")
+    avg = t[t["dataset"] == "average rank"]
+    assert set(avg["column"]) == {"KKM", "SC", "MKKM"} and set(avg["metric"]) == {"acc", "nmi", "ari"}
+    for m in ("acc", "nmi", "ari"):
+        vals = t[(t["metric"] == m) & (t["dataset"] != "average rank")].pivot(index="dataset", columns="column",
+                                                                            values="value")
+        expect = vals.rank(axis=1, ascending=False).mean()
+        got = avg[avg["metric"] == m].set_index("column")["value"]
+        assert np.allclose(got.sort_index(), expect.sort_index()), m
+        assert got.sum() == pytest.approx(6.0)   # 1 + 2 + 3 on every data set
+    md = (done / "figures/tinybench/ranks.md").read_text()
+    assert "has the best average rank" in md and "Friedman" in md
+    for f in ("cd", "cpu"):
+        assert (done / f"figures/tinybench/{f}.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_run_records_timing_and_logs(done):
     groups = list((done / "data/runs/tiny_timing/KKM").rglob("*.json"))
     assert len(groups) == 2  # one records file per data set, each holding its two seeds
@@ -221,13 +241,13 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
     done_runs = list((wd / "data/runs").rglob("*.json"))
     for p in done_runs:
         assert all("metrics" in r for r in json.loads(p.read_text()))  # complete, never truncated
-    assert len(done_runs) < 34
+    assert len(done_runs) < 40
     # a killed Snakemake keeps its lock: the documented recovery is --unlock, then --rerun-incomplete
     smk(wd, "--unlock")
     smk(wd, "--rerun-incomplete")
     assert (wd / "figures/tinypaper/table2.csv").exists()
     # groups: KM 2, KKM 4, NC 4, MKC 2, timing 2 + 4, rmkkm 8, gumkl 6, scmk 2
-    assert len(list((wd / "data/runs").rglob("*.json"))) == 34
+    assert len(list((wd / "data/runs").rglob("*.json"))) == 40
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(wd, "-n"))
 
 
@@ -314,8 +334,10 @@ def test_report_holds_every_table_and_figure_with_a_caption(done, tmp_path):
         assert len(results[path]["caption"]) > 40, path   # a caption, not an empty paragraph
     t2 = results["figures/tinypaper/table2.html"]["caption"]
     assert "tiny table" in t2 and "NC: mean over seeds, the best parameter set" in t2 and "oracle" in t2
-    assert sorted(categories["tinypaper"]["Tables"]) == tables
-    assert sorted(categories["tinypaper"]["Figures"]) == figures
+    by_paper = lambda paths, paper: sorted(x for x in paths if x.startswith(f"figures/{paper}/"))   # noqa: E731
+    for paper in ("tinypaper", "tinybench"):
+        assert sorted(categories[paper]["Tables"]) == by_paper(tables, paper)
+        assert sorted(categories[paper]["Figures"]) == by_paper(figures, paper)
     assert set(categories["tinypaper"]["Verdict"]) == {"figures/tinypaper/verdict.html",
                                                        "figures/tinypaper/verdict.png"}
     assert categories["Run"]
@@ -349,7 +371,7 @@ def test_verdict_pages_and_a_readable_console(done):
     assert err and not [line for line in err if " DEBUG " in line]
     # the console: one line per job, no per-run or per-iteration detail (those are in data/logs)
     assert not [line for line in err if "mkclust.repro.runner" in line or "MKC round" in line or " INFO " in line]
-    assert sum(line.startswith("mkclust: ") and " run(s)" in line for line in err) == 34      # the run jobs
+    assert sum(line.startswith("mkclust: ") and " run(s)" in line for line in err) == 40      # the run jobs
     assert sum(line.startswith("mkclust: verdict ") for line in err) == 1
 
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from mkclust.repro.jobs import job, summary
 from mkclust.repro.reporting import attach_causes, build_table, read_results, write_table
+from mkclust.repro.reporting.ranks import column_seconds, with_rank_rows
 from mkclust.repro.reporting.reference_run import compare_with_reference
 
 with job(snakemake, "table") as log:  # noqa: F821
@@ -22,5 +23,11 @@ with job(snakemake, "table") as log:  # noqa: F821
                     if len(ref) else tidy.iloc[0:0])
         tidy = compare_with_reference(tidy, ref_tidy)
         log.info("reference run: %s", tidy["reference_state"].replace("", "not in it").value_counts().to_dict())
-    write_table(tidy, base, spec.get("title", Path(base).name), spec.get("legend", ""))
+    legend = spec.get("legend", "")
+    if spec.get("ranks"):   # a comparison over data sets: average ranks, Friedman, Nemenyi, a summary
+        alpha = float(spec["ranks"].get("alpha", 0.05))
+        tidy, lines = with_rank_rows(tidy, list(spec.get("metrics") or ["acc"]), alpha,
+                                     column_seconds(read_results(sm.input.results), spec))
+        legend = " ".join([legend, *lines]).strip()
+    write_table(tidy, base, spec.get("title", Path(base).name), legend)
     summary(log, f"table {base}: {len(tidy)} cells")

@@ -78,6 +78,8 @@ def measured_groups(frames, plan) -> pd.DataFrame:
     groups = plan.run_groups()
     owner = {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, r.seed): g for g, rs in groups.items()
              for r in rs}
+    if not frames:   # an archive without pieces yet: nothing measured, the class models stand
+        return pd.DataFrame(columns=["experiment", "algorithm", "dataset", "t", "u"])
     df = pd.concat([f[[c for c in _COLUMNS if c in f.columns]] for f in frames], ignore_index=True)
     df = df[df["status"] == "ok"]
     keys = df[_COLUMNS[:6]].itertuples(index=False, name=None)

@@ -68,6 +68,8 @@ FIGURE_TEXT = {
     "timing": "median over repeats with min-max bars; on log-log axes the legend gives the fitted slope",
     "heatmap": "mean over seeds at each grid point",
     "weights": "the learned kernel weight of each view, mean over runs",
+    "ranks": "each method at its average rank over the data sets (1 the best); a red bar joins methods within "
+             "Nemenyi's critical difference (CD), which the test cannot tell apart; Friedman's test in the title",
 }
 
 

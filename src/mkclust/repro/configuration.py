@@ -192,7 +192,10 @@ def resolve(config: dict, folder: str | Path) -> dict:
             if which not in protocols:
                 raise ConfigError(f"experiments.{name}.protocol: unknown protocol {which!r}; known: "
                                   f"{', '.join(sorted(protocols))}")
+            narrowed = e.get("datasets")
             e = overlay(protocols[which], e)
+            if narrowed is not None:   # the configuration runs fewer sets: the protocol's lists follow it
+                e = _narrowed(e, protocols[which], list(narrowed))
             # the protocol's data sets are the paper's own; any other the configuration runs is a
             # stand-in (the verdict says which is which)
             e.setdefault("paper_datasets", list(protocols[which].get("datasets") or []))
@@ -210,6 +213,43 @@ def resolve(config: dict, folder: str | Path) -> dict:
     if "experiments" in config:
         out["experiments"] = resolved
     return out
+
+
+def _narrowed(e: dict, protocol: dict, datasets: list[str]) -> dict:
+    """A protocol experiment ``e`` whose configuration runs only ``datasets``: each data set list the
+    protocol gives an algorithm, a table or a figure keeps only those (in its order); an algorithm,
+    table or figure left with none is dropped. Lists the configuration itself gives stay as given."""
+    keep = set(datasets)
+
+    def narrow(section: str) -> None:
+        own = protocol.get(section) or {}
+        out = {}
+        for name, spec in (e.get(section) or {}).items():
+            theirs = (own.get(name) or {}).get("datasets") if isinstance(own.get(name), dict) else None
+            if isinstance(spec, dict) and theirs is not None and spec.get("datasets") == theirs:
+                sets = [d for d in theirs if d in keep]
+                if not sets:
+                    continue
+                spec = {**spec, "datasets": sets}
+            out[name] = spec
+        e[section] = out
+
+    before = set(e.get("algorithms") or {})
+    for section in ("algorithms", "tables", "figures"):
+        if section in e:
+            narrow(section)
+    dropped = before - set(e.get("algorithms") or {})
+    for section in ("tables", "figures"):   # the columns and lines of an algorithm dropped above go with it
+        for name, spec in list((e.get(section) or {}).items()):
+            if not isinstance(spec, dict) or not dropped:
+                continue
+            if isinstance(spec.get("columns"), dict):
+                spec = {**spec, "columns": {c: col for c, col in spec["columns"].items()
+                                            if not set(as_list(col.get("algorithm", c))) & dropped}}
+            if isinstance(spec.get("algorithm"), list):
+                spec = {**spec, "algorithm": [a for a in spec["algorithm"] if a not in dropped]}
+            e[section][name] = spec
+    return e
 
 
 #: the data set name ``own_data`` gets in a configuration (workflow/configs/own_data.yaml)

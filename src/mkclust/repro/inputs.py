@@ -49,7 +49,8 @@ def run_input(ds: Dataset, bank: KernelBank | None, input_kind: str, pseudo: dic
     - ``features``: the data matrix, dense, after the ``preprocess`` pseudo-parameter;
     - ``kernel``: one Gram matrix, the bank's ``kernel``-th or (``"ew"``) the equal-weight mean of all
       of them; ``kernel`` may be left out only for a bank of one kernel;
-    - ``kernels``: the Gram stack (m, n, n), its first ``n_kernels`` or the one ``kernel``;
+    - ``kernels``: the Gram stack (m, n, n), its first ``n_kernels``, the one ``kernel``, or (``"ew"``)
+      a stack of one, the equal-weight mean (a multiple-kernel method on the average kernel);
     - ``feature_maps``: the feature matrices of a features bank, the same way (a Gram bank: the stack).
     """
     if input_kind == "features":
@@ -67,8 +68,8 @@ def run_input(ds: Dataset, bank: KernelBank | None, input_kind: str, pseudo: dic
             return bank.gram().mean(axis=0), "equal-weight mean of " + "+".join(bank.names)
         check_kernel_choice({"kernel": choice}, m)
         return bank.kernel(choice), bank.names[choice]
-    if choice == "ew":
-        raise ConfigError("kernel=ew is for single-kernel estimators")
+    if choice == "ew":   # a multiple-kernel method on the one average kernel (CPMMC: MKC on one kernel)
+        return bank.gram().mean(axis=0)[None], ["equal-weight mean of " + "+".join(bank.names)]
     check_kernel_choice(pseudo, m)
     idx = [int(choice)] if choice is not None else list(range(pseudo.get("n_kernels") or m))
     names = [bank.names[i] for i in idx]

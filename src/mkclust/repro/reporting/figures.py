@@ -19,6 +19,9 @@
   of one algorithm, one panel per dataset (``datasets`` picks them).
 - ``weights``: learned kernel weights per kernel (view), one bar per configured column, one panel
   per dataset.
+- ``ranks``: the critical-difference diagram of a table's columns over its data sets on one
+  ``metric`` (:mod:`mkclust.repro.reporting.ranks`): average ranks, Friedman's test, Nemenyi's
+  critical difference at ``alpha`` (0.05).
 
 ``sweep`` and ``heatmap`` take an optional ``where`` filter on parameters; parameter values that are
 not finite (GUMKL's p = inf) are placed at equally spaced positions with their values as labels.
@@ -41,6 +44,7 @@ import pandas as pd  # noqa: E402
 from mkclust._io import atomic_path  # noqa: E402
 from mkclust.repro.configuration import as_list  # noqa: E402
 from mkclust.repro.reference import load_reference  # noqa: E402
+from mkclust.repro.reporting.ranks import cd_diagram, rank_test, values_from_table  # noqa: E402
 from mkclust.repro.reporting.tables import _where, build_table, xcol  # noqa: E402
 from mkclust.repro.reporting.verdicts import fitted_slope  # noqa: E402
 
@@ -299,7 +303,17 @@ def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
     return fig
 
 
-FIGURE_KINDS = {"bars": bars, "sweep": sweep, "timing": timing, "heatmap": heatmap, "weights": weights}
+def ranks(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    """The critical-difference diagram of the table ``spec`` describes (its ``columns``, rules and
+    ``datasets``) on ``metric`` (default acc): average ranks, Friedman's test, Nemenyi at ``alpha``."""
+    metric = spec.get("metric", "acc")
+    tidy = build_table(results, {**spec, "metrics": [metric]}, spec.get("datasets"))
+    test = rank_test(values_from_table(tidy, metric), metric, float(spec.get("alpha", 0.05)))
+    return cd_diagram(test, spec.get("title", ""))
+
+
+FIGURE_KINDS = {"bars": bars, "sweep": sweep, "timing": timing, "heatmap": heatmap, "weights": weights,
+                "ranks": ranks}
 
 
 def make_figure(results: pd.DataFrame, spec: dict, empty: str | None = None) -> plt.Figure:

@@ -1,0 +1,198 @@
+"""Methods compared over many data sets (Demsar, "Statistical comparisons of classifiers over
+multiple data sets", JMLR 2006): per data set the methods are ranked by one metric (1 the best, ties
+sharing their average rank), the ranks averaged over the data sets, the hypothesis that all methods
+are equal tested by Friedman's test, and the pairs told apart by the Nemenyi critical difference,
+drawn as a critical-difference diagram.
+
+scipy does the statistics (``rankdata``, ``friedmanchisquare``, ``studentized_range``); the diagram
+and the generated summary are written here because no dependency of the project draws them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from scipy.stats import friedmanchisquare, rankdata, studentized_range  # noqa: E402
+
+
+@dataclass
+class RankTest:
+    """Average ranks of ``k`` methods over ``n`` data sets and the tests on them."""
+
+    metric: str
+    ranks: pd.DataFrame          # data sets x methods, 1 = best
+    average: pd.Series           # methods, ascending (best first)
+    dropped: list[str]           # data sets left out: a method has no value there
+    statistic: float             # Friedman's chi-square (NaN with fewer than 3 methods or 2 data sets)
+    p_value: float
+    cd: float                    # Nemenyi critical difference at ``alpha``
+    alpha: float
+
+    @property
+    def n_datasets(self) -> int:
+        return int(self.ranks.shape[0])
+
+    def groups(self) -> list[list[str]]:
+        """The maximal runs of methods (in rank order) whose average ranks lie within the critical
+        difference of each other: the methods the test cannot tell apart, each run not inside another."""
+        names, r = list(self.average.index), self.average.to_numpy()
+        out = []
+        for i in range(len(names)):
+            j = i
+            while j + 1 < len(names) and r[j + 1] - r[i] <= self.cd + 1e-12:
+                j += 1
+            if j > i and not (out and out[-1][-1] == names[j]):
+                out.append(names[i:j + 1])
+        return out
+
+
+def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
+    """The Nemenyi critical difference of average ranks of ``k`` methods over ``n`` data sets:
+    q_alpha sqrt(k (k + 1) / (6 n)), q_alpha the studentized range quantile over sqrt(2) (Demsar 2006,
+    Sect. 3.2.2; q_0.05 = 1.960, 2.343, 2.569 for k = 2, 3, 4)."""
+    if k < 2 or n < 1:
+        raise ValueError(f"a critical difference needs at least 2 methods and 1 data set, got {k} and {n}")
+    q = studentized_range.ppf(1.0 - alpha, k, np.inf) / math.sqrt(2.0)
+    return float(q * math.sqrt(k * (k + 1) / (6.0 * n)))
+
+
+def rank_test(values: pd.DataFrame, metric: str = "acc", alpha: float = 0.05) -> RankTest:
+    """Ranks, Friedman's test and the critical difference of ``values`` (data sets x methods, higher
+    is better). Data sets where a method has no value (N/A, or not applicable: a two-class method on
+    a multi-class set) are left out and named, so every remaining data set ranks every method."""
+    values = values.astype(float)
+    complete = values.notna().all(axis=1)
+    dropped = list(values.index[~complete])
+    v = values[complete]
+    if v.shape[1] < 2 or v.empty:
+        raise ValueError(f"ranking needs at least 2 methods with values on one data set; got {v.shape[1]} "
+                         f"methods on {len(v)} complete data sets")
+    ranks = pd.DataFrame([rankdata(-row) for row in v.to_numpy()], index=v.index, columns=v.columns)
+    average = ranks.mean().sort_values(kind="stable")
+    if v.shape[1] >= 3 and len(v) >= 2 and (v.nunique(axis=1) > 1).any():
+        stat, p = friedmanchisquare(*[v[c].to_numpy() for c in v.columns])
+    else:
+        stat, p = math.nan, math.nan
+    return RankTest(metric, ranks, average, dropped, float(stat), float(p), nemenyi_cd(v.shape[1], len(v), alpha),
+                    alpha)
+
+
+def values_from_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """data sets x columns of one metric's values from a tidy table (:func:`build_table`)."""
+    t = tidy[tidy["metric"] == metric]
+    return t.pivot_table(index="dataset", columns="column", values="value", sort=False, dropna=False)
+
+
+def cd_diagram(test: RankTest, title: str = "") -> plt.Figure:
+    """The critical-difference diagram: an axis of average ranks (1, the best, on the left), each
+    method hung from its average rank, a bar joining each group of methods within the critical
+    difference, and the critical difference drawn above the axis."""
+    names, r = list(test.average.index), test.average.to_numpy()
+    k = len(names)
+    half = (k + 1) // 2
+    fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.28 * half))
+    ax.set_xlim(0.5, k + 0.5)
+    ax.set_ylim(-(half + 1.5), 2.2)
+    ax.axis("off")
+    ax.hlines(0, 1, k, color="black", lw=1)
+    for t in range(1, k + 1):
+        ax.vlines(t, 0, 0.18, color="black", lw=1)
+        ax.text(t, 0.35, str(t), ha="center", va="bottom", fontsize=8)
+    ax.hlines(1.4, 1, 1 + test.cd, color="black", lw=1.5)
+    ax.vlines([1, 1 + test.cd], 1.3, 1.5, color="black", lw=1.5)
+    ax.text(1 + test.cd / 2, 1.6, f"CD = {test.cd:.2f}", ha="center", va="bottom", fontsize=8)
+    for i, (name, x) in enumerate(zip(names, r)):
+        left = i < half
+        row = -(i + 1) if left else -(k - i)
+        end = 0.6 if left else k + 0.4
+        ax.plot([x, x, end], [0, row, row], color="black", lw=0.8)
+        ax.text(end + (-0.05 if left else 0.05), row, f"{name} ({x:.2f})", ha="right" if left else "left",
+                va="center", fontsize=8)
+    for j, grp in enumerate(test.groups()):
+        lo, hi = test.average[grp[0]], test.average[grp[-1]]
+        y = -0.35 - 0.18 * j
+        ax.hlines(y, lo - 0.04, hi + 0.04, color="tab:red", lw=3)
+    stats = (f"Friedman chi2 = {test.statistic:.2f}, p = {test.p_value:.2g}" if not math.isnan(test.statistic)
+             else "Friedman test not defined (fewer than 3 methods or 2 data sets)")
+    fig.suptitle(f"{title}\n{test.metric}: average ranks over {test.n_datasets} data sets; {stats}; "
+                 f"Nemenyi alpha = {test.alpha:g}", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def summary_lines(test: RankTest, seconds: pd.Series | None = None) -> list[str]:
+    """"Which method when", generated from the numbers: the best average rank, the methods the test
+    cannot separate from it, those it can, and (given median CPU seconds per fit, by method) the
+    cheapest method among the best group."""
+    best = test.average.index[0]
+    top = [m for m in test.average.index if test.average[m] - test.average[best] <= test.cd + 1e-12]
+    rest = [m for m in test.average.index if m not in top]
+    lines = [f"On {test.metric} over {test.n_datasets} data sets, {best} has the best average rank "
+             f"({test.average[best]:.2f} of {len(test.average)})."]
+    if math.isnan(test.p_value):
+        lines.append("Friedman's test is not defined here (fewer than 3 methods or 2 data sets).")
+    elif test.p_value >= test.alpha:
+        lines.append(f"Friedman's test does not reject that all methods rank alike (chi2 = {test.statistic:.2f}, "
+                     f"p = {test.p_value:.2g}): the ranking is not evidence of a difference.")
+    else:
+        lines.append(f"Friedman's test rejects that all methods rank alike (chi2 = {test.statistic:.2f}, "
+                     f"p = {test.p_value:.2g}).")
+    others = [m for m in top if m != best]
+    if others:
+        lines.append(f"Within the critical difference ({test.cd:.2f}) of {best}, so not told apart from it: "
+                     f"{', '.join(others)}.")
+    if rest:
+        lines.append(f"Ranked below it beyond the critical difference: {', '.join(rest)}.")
+    if seconds is not None:
+        s = seconds.reindex(top).dropna()
+        if len(s):
+            cheap = s.idxmin()
+            lines.append(f"Cheapest of the best group: {cheap} (median {s[cheap]:.3g} CPU s per fit).")
+    if test.dropped:
+        lines.append(f"Left out (a method has no value there): {', '.join(map(str, test.dropped))}.")
+    return lines
+
+
+#: the row label of the average ranks appended to a table (:func:`with_rank_rows`)
+RANK_ROW = "average rank"
+
+
+def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05,
+                   seconds: pd.Series | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """``tidy`` with one more row per column and metric, data set :data:`RANK_ROW`, holding the
+    column's average rank over the data sets where every column has a value; and the generated
+    summary lines (:func:`summary_lines`) of each metric, for the table's legend."""
+    rows, lines = [], []
+    # a rank row is blank where a value row has text or numbers, and shares the table's rules
+    blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}
+    blank.update({c: "" for c in ("flags", "derived", "na_reason", "vs", "cause", "evidence") if c in tidy.columns})
+    blank.update(oracle=False, seeds_rule=tidy["seeds_rule"].iloc[0], params_rule=tidy["params_rule"].iloc[0])
+    for m in metrics:
+        test = rank_test(values_from_table(tidy, m), m, alpha)
+        for col, r in test.average.items():
+            rows.append({**blank, "dataset": RANK_ROW, "column": col, "metric": m, "value": float(r),
+                         "n_runs": test.n_datasets, "chosen": f"over {test.n_datasets} data sets"})
+        lines += summary_lines(test, seconds)
+    return pd.concat([tidy, pd.DataFrame(rows)], ignore_index=True), lines
+
+
+def column_seconds(results: pd.DataFrame, spec: dict) -> pd.Series | None:
+    """Median CPU seconds per fit of each column of a table spec (its algorithms' runs); None when the
+    results carry no CPU times."""
+    if "cpu_seconds" not in results.columns:
+        return None
+    out = {}
+    for label, col in (spec.get("columns") or {}).items():
+        algs = col.get("algorithm", label)
+        algs = algs if isinstance(algs, list) else [algs]
+        t = results.loc[results["algorithm"].isin(algs), "cpu_seconds"].dropna()
+        if len(t):
+            out[label] = float(t.median())
+    return pd.Series(out, dtype=float)
