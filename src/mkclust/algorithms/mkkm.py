@@ -68,7 +68,8 @@ class MKKM(BaseClusterer):
         w, summing to 1.
     objective_ : float
     objective_trace_ : list of float
-        The objective per iteration of the kept run (non-increasing).
+        The objective per iteration of the kept run (non-increasing with ``steps="exact"``; with
+        ``steps="authors"`` as ``MKKM.m`` computes it, not guaranteed to decrease).
     n_iter_ : int
     """
 
