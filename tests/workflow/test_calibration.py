@@ -89,3 +89,21 @@ def test_a_fit_that_recorded_no_cpu_time_is_floored_not_a_crash():
     assert (table.loc[table["algorithm"] == "KM", "t"] == CAL.MIN_SECONDS).all()
     r = CAL.ratios(CAL.fit(table), table)
     assert len(r) > 0 and np.isfinite(r["ratio"]).all()
+
+
+def test_an_archive_without_pieces_calibrates_nothing_and_leaves_the_class_models(tmp_path, capsys):
+    """A new archive (results/benchmark before its first piece): the calibration is empty, every
+    estimate stays the class model's, and `mkclust archive missing` lists every group with its cost
+    instead of failing."""
+    from mkclust.repro.cli import main
+    from mkclust.repro.configuration import load
+    from mkclust.repro.planning import plan
+    p = plan(load(ROOT / "tests/configs/tiny.yaml"))
+    cal, table = CAL.from_archive(tmp_path, p)
+    assert table.empty and not cal.curves
+    g = next(iter(p.run_groups()))
+    assert cal.group_seconds(g, p.run_groups()[g], 3.5) == 3.5
+    assert main(["archive", "missing", str(tmp_path), str(ROOT / "tests/configs/tiny.yaml")]) == 1
+    out = capsys.readouterr().out
+    total = len(p.run_groups())
+    assert f"{total} of {total} run groups" in out and "by the class models" in out
