@@ -96,3 +96,29 @@ def test_mkkm_authors_steps_equal_mkkm_m(blobs):
         exact = MKKM(8, init="matlab", random_state=r).fit(blobs)
         assert len(np.unique(exact.labels_)) == 8
     assert emptied > 0
+
+
+def test_litekmeans_keeps_the_replicate_with_the_smallest_sum_of_distances():
+    """The authors' litekmeans keeps the replicate whose samples' Euclidean distances to their centres
+    sum least (it takes the square root before summing): computed here on the features directly, for
+    every replicate, the kept one is that argmin, and on this data it is not the argmin of the squared
+    sum (k-means' objective) for at least one seed."""
+    from mkclust.algorithms.spectral import litekmeans
+    from mkclust.algorithms.kmeans import KernelKMeans
+    differ = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        X = np.vstack([rng.normal(size=(30, 3)) * s + c for s, c in ((0.3, 0), (1.5, 3), (0.8, -3), (2.0, 6))])
+        G = X @ X.T
+        starts = [rng.choice(len(X), 4, replace=False) for _ in range(8)]
+        sums = []
+        for st in starts:
+            lab = KernelKMeans(4, init=st, n_init=1, max_iter=100).fit(G).labels_
+            cen = np.stack([X[lab == k].mean(axis=0) for k in range(4)])
+            d = np.linalg.norm(X - cen[lab], axis=1)
+            sums.append((d.sum(), (d ** 2).sum(), lab))
+        labels, total, _ = litekmeans(G, starts, 4, 100)
+        best = int(np.argmin([s[0] for s in sums]))
+        assert total == pytest.approx(sums[best][0], rel=1e-9) and (labels == sums[best][2]).all()
+        differ += int(np.argmin([s[1] for s in sums])) != best and sums[int(np.argmin([s[1] for s in sums]))][0] > total
+    assert differ > 0

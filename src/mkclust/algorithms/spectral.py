@@ -25,8 +25,8 @@ Both label rows with scikit-learn's KMeans (``n_init`` restarts, k-means++ seedi
 :class:`SpectralClustering` also offers the k-means of the RMKKM authors' code (``SC/SC.m`` calls
 ``litekmeans(NormalizeFea(V, 1), c, 'MaxIter', 100, 'Replicates', 10)``) as labelled options:
 ``kmeans_init="sample"`` (litekmeans' default start: c distinct rows sampled as centres; Lloyd until
-no label changes; of the replicates the one with the smallest sum of squared distances; this is
-:class:`mkclust.algorithms.kmeans.KernelKMeans` with ``init="sample"`` on the rows' linear kernel),
+no label changes; of the replicates the one with the smallest sum of the rows' Euclidean distances
+to their centres, not of their squares: :func:`litekmeans`, kernel k-means on the rows' linear kernel),
 ``max_iter=100``, and ``norm_floor=1e-14`` (``NormalizeFea`` divides each row by the square root of
 max(1e-14, its squared norm): a row of squared norm below 1e-14 is scaled by 1e7, not to unit length).
 The choice matters where the graph is nearly disconnected: on COIL20's Gaussian t0 = 0.05 kernel the
@@ -47,7 +47,8 @@ from mkclust.algorithms.base import (
     BaseClusterer, check_affinity, COMMON_CONSTRAINTS, Cost, leading_eigenvectors, NONNEG, POSITIVE_INT,
     StrOptions,
 )
-from mkclust.algorithms.kmeans import KernelKMeans
+from mkclust.algorithms._matlab import replay
+from mkclust.algorithms.kmeans import KernelKMeans, sample_centres
 
 log = logging.getLogger(__name__)
 
@@ -143,9 +144,12 @@ class SpectralClustering(_SpectralBase):
     laplacian : {"normalized", "unnormalized"}, default="normalized"
         "normalized": Ng, Jordan, Weiss; "unnormalized": L = D - W as the RMKKM authors' code (see
         the module docstring).
-    kmeans_init : {"k-means++", "sample"}, default="k-means++"
+    kmeans_init : {"k-means++", "sample", "matlab"}, default="k-means++"
         The k-means on the rows: scikit-learn's KMeans with k-means++ seeding, or the authors'
-        litekmeans start (c sampled rows as centres; module docstring).
+        litekmeans (:func:`litekmeans`: ``n_init`` replicates from c sampled rows as centres, the one
+        with the smallest sum of distances kept; module docstring); "matlab": the same from the rows
+        the authors' ``SC_single_affinity.m`` sampled in its repeat ``random_state`` (an int >= 0;
+        :mod:`mkclust.algorithms._matlab`).
     max_iter : int, default=300
         Lloyd iterations per k-means restart (the authors' code: 100).
     norm_floor : float, default=0.0
@@ -162,7 +166,8 @@ class SpectralClustering(_SpectralBase):
     eigenvalues_ : ndarray of shape (n_clusters,)
         Of D^-1/2 W D^-1/2, descending; of L, ascending, for the unnormalised Laplacian.
     objective_ : float
-        k-means inertia on the embedding.
+        k-means inertia on the embedding (``kmeans_init`` "sample" or "matlab": litekmeans' sum of
+        distances of the kept replicate).
     n_iter_ : int
     """
 
@@ -170,7 +175,8 @@ class SpectralClustering(_SpectralBase):
     _parameter_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT],
                               "laplacian": [StrOptions({"normalized", "unnormalized"})],
                               "negative": [StrOptions({"error", "clip", "keep"})],
-                              "kmeans_init": [StrOptions({"k-means++", "sample"})], "max_iter": [POSITIVE_INT],
+                              "kmeans_init": [StrOptions({"k-means++", "sample", "matlab"})],
+                              "max_iter": [POSITIVE_INT],
                               "norm_floor": [NONNEG]}
 
     def __init__(self, n_clusters=8, n_init=10, negative="error", laplacian="normalized", kmeans_init="k-means++",
@@ -205,9 +211,39 @@ class SpectralClustering(_SpectralBase):
         if self.kmeans_init == "k-means++":
             km = KMeans(n_clusters=self.n_clusters, n_init=self.n_init, max_iter=self.max_iter, random_state=rng).fit(F)
             return km.labels_, km.inertia_, km.n_iter_
-        km = KernelKMeans(n_clusters=self.n_clusters, init="sample", n_init=self.n_init, max_iter=self.max_iter,
-                          random_state=rng)._fit_checked(F @ F.T)
-        return km.labels_, km.objective_, km.n_iter_
+        n, c, reps = F.shape[0], self.n_clusters, int(self.n_init)
+        if self.kmeans_init == "matlab":   # SC_single_affinity.m's repeat random_state: a litekmeans of reps
+            # replicates on V, then the one on NormalizeFea(V) whose labels the table reports
+            stream = replay(self.random_state, lambda s: [s.randsample(n, c) for _ in range(2 * reps)])
+            for _ in range(reps):
+                stream.randsample(n, c)
+            starts = [stream.randsample(n, c) for _ in range(reps)]
+        else:
+            starts = [sample_centres(n, c, rng) for _ in range(reps)]
+        return litekmeans(F @ F.T, starts, c, int(self.max_iter))
+
+
+def litekmeans(G: np.ndarray, starts: list, n_clusters: int, max_iter: int) -> tuple:
+    """(labels, sum of distances, iterations) of the RMKKM authors' ``litekmeans`` on the rows whose
+    linear kernel is ``G``: Lloyd from each start's sampled rows as centres (kernel k-means, the empty
+    clusters refilled), and of the replicates the one with the smallest sum of the samples' Euclidean
+    distances to their centres: litekmeans takes the square root of its distances before summing
+    (``D = sqrt(D)``), so the sum of squared distances, k-means' objective, can pick another replicate.
+    A replicate that ties keeps the earlier one, as its strict ``<``. Written here because no library
+    selects k-means replicates by that sum."""
+    diag = np.diag(G).copy()
+    best = None
+    for centres in starts:
+        km = KernelKMeans(n_clusters=n_clusters, init=np.asarray(centres), n_init=1, max_iter=max_iter)._fit_checked(G)
+        E = np.zeros((G.shape[0], n_clusters))
+        E[np.arange(G.shape[0]), km.labels_] = 1.0
+        E /= np.maximum(E.sum(axis=0), 1.0)
+        own = (G @ E)[np.arange(G.shape[0]), km.labels_]
+        within = np.einsum("ic,ic->c", E, G @ E)[km.labels_]
+        total = float(np.sqrt(np.maximum(diag - 2.0 * own + within, 0.0)).sum())
+        if best is None or total < best[1]:
+            best = (km.labels_, total, km.n_iter_)
+    return best
 
 
 class NormalizedCut(_SpectralBase):
