@@ -481,3 +481,14 @@ def test_rank_test_ranks_friedman_groups_and_summary():
     assert "not told apart from it: B." in text and "beyond the critical difference: C." in text
     assert "Cheapest of the best group: B (median 0.5 CPU s per fit)" in text
     assert "Left out (a method has no value there): d5" in text
+
+
+def test_rank_rows_of_a_table_with_too_few_methods_say_why_instead_of_failing():
+    """A benchmark table rebuilt from a partial archive can hold one method only: no rank rows, and
+    the legend says why (the table is still written)."""
+    from mkclust.repro.reporting.ranks import RANK_ROW, with_rank_rows
+    tidy = pd.DataFrame({"dataset": ["a", "b"], "column": ["KKM", "KKM"], "metric": ["acc", "acc"],
+                         "value": [0.7, 0.8], "seeds_rule": "mean", "params_rule": "only", "oracle": False})
+    out, lines = with_rank_rows(tidy, ["acc"])
+    assert not (out["dataset"] == RANK_ROW).any()
+    assert lines and lines[0].startswith("No ranking on acc: ranking needs at least 2 methods")

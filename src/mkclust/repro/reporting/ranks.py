@@ -168,14 +168,19 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05,
                    seconds: pd.Series | None = None) -> tuple[pd.DataFrame, list[str]]:
     """``tidy`` with one more row per column and metric, data set :data:`RANK_ROW`, holding the
     column's average rank over the data sets where every column has a value; and the generated
-    summary lines (:func:`summary_lines`) of each metric, for the table's legend."""
+    summary lines (:func:`summary_lines`) of each metric, for the table's legend. A metric with no
+    data set where two columns both have values gets no rows and a line saying why."""
     rows, lines = [], []
     # a rank row is blank where a value row has text or numbers, and shares the table's rules
     blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}
     blank.update({c: "" for c in ("flags", "derived", "na_reason", "vs", "cause", "evidence") if c in tidy.columns})
     blank.update(oracle=False, seeds_rule=tidy["seeds_rule"].iloc[0], params_rule=tidy["params_rule"].iloc[0])
     for m in metrics:
-        test = rank_test(values_from_table(tidy, m), m, alpha)
+        try:
+            test = rank_test(values_from_table(tidy, m), m, alpha)
+        except ValueError as exc:   # a partial run (an archive rebuilt before every method ran): say so
+            lines.append(f"No ranking on {m}: {exc}.")
+            continue
         for col, r in test.average.items():
             rows.append({**blank, "dataset": RANK_ROW, "column": col, "metric": m, "value": float(r),
                          "n_runs": test.n_datasets, "chosen": f"over {test.n_datasets} data sets"})
