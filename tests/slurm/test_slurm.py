@@ -67,7 +67,7 @@ def test_dry_run_with_the_slurm_profile_resolves_every_jobs_resources(tmp_path_f
     jobs = parse_dry_run(p.stdout + p.stderr)
     groups = tiny_plan(wd).run_groups()
     runs = [j for j in jobs if j["rule"] == "run"]
-    assert len(runs) == len(groups) == 34
+    assert len(runs) == len(groups) == 40
     for j in runs:
         r, w = j["resources"], j["wildcards"]
         group = groups[(w["experiment"], w["algorithm"], w["dataset"], w["bank"], w["param_id"])]
@@ -126,7 +126,7 @@ def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factor
         assert rule, f"a job of an unexpected rule was submitted: {j}"
         by_rule.setdefault(rule.group(1), []).append(j)
     # every run group and bank was one SLURM job, and each reached COMPLETED
-    assert len(by_rule["run"]) == len(groups) == 34
+    assert len(by_rule["run"]) == len(groups) == 40
     assert len(by_rule["kernel_bank"]) == 8
     assert {j["state"] for j in jobs} == {"COMPLETED"}, [j for j in jobs if j["state"] != "COMPLETED"]
     # the memory asked of SLURM is the estimate of the job's own inputs
@@ -139,6 +139,8 @@ def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factor
     local_tables = tiny_local[1]
     names = sorted(str(f.relative_to(local_tables)) for f in local_tables.rglob("*")
                    if f.is_file() and f.with_suffix(".tex").exists())   # the tables (verdicts hold timings)
-    assert len(names) == 15  # 5 tables x csv, md, tex
-    for name in names:
+    assert len(names) == 18  # 6 tables x csv, md, tex
+    for name in names:   # a rank table's legend names the cheapest method by measured CPU time: its csv only
+        if name.startswith("tinybench/") and not name.endswith(".csv"):
+            continue
         assert (wd / "figures" / name).read_text() == (local_tables / name).read_text(), name
