@@ -54,14 +54,15 @@ class MatlabStream:
         return np.argmax(self.rand(n, c), axis=1)
 
 
-def replay(repeat, draw) -> MatlabStream:
-    """The stream after ``rng('default')`` and ``repeat`` calls of ``draw(stream)``: the state in
-    which the authors' script starts its repeat number ``repeat`` (0-based). ``repeat`` must be a
-    non-negative integer (an estimator's ``random_state`` when its ``init`` is ``"matlab"``)."""
+def replay(repeat, draw, per_repeat: int = 1) -> MatlabStream:
+    """The stream after ``rng('default')`` and ``repeat * per_repeat`` calls of ``draw(stream)``: the
+    state in which the authors' script starts its repeat number ``repeat`` (0-based) when each repeat
+    draws ``per_repeat`` times (its replicates). ``repeat`` must be a non-negative integer (an
+    estimator's ``random_state`` when its ``init`` is ``"matlab"``)."""
     if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 0:
         raise ValueError(f"init='matlab' replays the authors' repeat number random_state: a non-negative "
                          f"integer, got {repeat!r}")
     stream = MatlabStream()
-    for _ in range(int(repeat)):
+    for _ in range(int(repeat) * int(per_repeat)):
         draw(stream)
     return stream

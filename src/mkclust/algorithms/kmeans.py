@@ -225,8 +225,7 @@ class KernelKMeans(BaseClusterer):
         n_init = 1 if not isinstance(self.init, str) and int(self.n_init) >= 1 else None
         stream = None
         if isinstance(self.init, str) and self.init == "matlab":   # repeat random_state's n_init draws
-            stream = replay(self.random_state, lambda s: [s.randsample(K.shape[0], self.n_clusters)
-                                                          for _ in range(int(self.n_init))])
+            stream = replay(self.random_state, lambda s: s.randsample(K.shape[0], self.n_clusters), self.n_init)
         labels, obj, trace, n_iter, centers = self._best_restart(run_once, lambda r: r[1], n_init, stream)
         self.labels_, self.objective_, self.objective_trace_, self.n_iter_, self.init_centers_ = (
             labels, obj, trace, n_iter, centers)

@@ -92,11 +92,11 @@ class MKKM(BaseClusterer):
         self.random_state = random_state
 
     def _one(self, K, diags, labels, raw_diags):
+        if self.steps == "authors":
+            return self._authors(K, diags, labels, raw_diags)
         m, n, _ = K.shape
         c, idx = self.n_clusters, np.arange(n)
         ones = np.ones(n)
-        if self.steps == "authors":
-            return self._authors(K, diags, labels, raw_diags)
         dist = kernel_distances(K, diags, centre_matrix(labels, c, ones))
         Dp = dist[:, idx, labels].sum(axis=1)
         w = np.full(m, 1.0 / m)
@@ -143,7 +143,7 @@ class MKKM(BaseClusterer):
         n, c = K.shape[1], self.n_clusters
         stream = None
         if self.init == "matlab":   # the authors' repeat random_state: its n_init draws of rand(n, c)
-            stream = replay(self.random_state, lambda s: [s.partition(n, c) for _ in range(int(self.n_init))])
+            stream = replay(self.random_state, lambda s: s.partition(n, c), self.n_init)
 
         def run_once(rng):
             start = rng.partition(n, c) if self.init == "matlab" else rng.randint(c, size=n)

@@ -251,7 +251,7 @@ class _RobustBase(BaseClusterer):
         n, c = K.shape[1], self.n_clusters
         stream = None
         if init == "matlab":   # the authors' repeat random_state: its n_init draws of randsample(n, c)
-            stream = replay(self.random_state, lambda s: [s.randsample(n, c) for _ in range(int(self.n_init))])
+            stream = replay(self.random_state, lambda s: s.randsample(n, c), self.n_init)
 
         def run_once(rng):  # from a random initial partition, or from sampled single-point centres
             if sample:

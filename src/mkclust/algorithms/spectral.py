@@ -48,7 +48,7 @@ from mkclust.algorithms.base import (
     StrOptions,
 )
 from mkclust.algorithms._matlab import replay
-from mkclust.algorithms.kmeans import KernelKMeans, sample_centres
+from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances, sample_centres
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ class SpectralClustering(_SpectralBase):
         n, c, reps = F.shape[0], self.n_clusters, int(self.n_init)
         if self.kmeans_init == "matlab":   # SC_single_affinity.m's repeat random_state: a litekmeans of reps
             # replicates on V, then the one on NormalizeFea(V) whose labels the table reports
-            stream = replay(self.random_state, lambda s: [s.randsample(n, c) for _ in range(2 * reps)])
+            stream = replay(self.random_state, lambda s: s.randsample(n, c), 2 * reps)
             for _ in range(reps):
                 stream.randsample(n, c)
             starts = [stream.randsample(n, c) for _ in range(reps)]
@@ -231,16 +231,11 @@ def litekmeans(G: np.ndarray, starts: list, n_clusters: int, max_iter: int) -> t
     (``D = sqrt(D)``), so the sum of squared distances, k-means' objective, can pick another replicate.
     A replicate that ties keeps the earlier one, as its strict ``<``. Written here because no library
     selects k-means replicates by that sum."""
-    diag = np.diag(G).copy()
+    diag, rows = np.diag(G).copy(), np.arange(G.shape[0])
     best = None
     for centres in starts:
         km = KernelKMeans(n_clusters=n_clusters, init=np.asarray(centres), n_init=1, max_iter=max_iter)._fit_checked(G)
-        E = np.zeros((G.shape[0], n_clusters))
-        E[np.arange(G.shape[0]), km.labels_] = 1.0
-        E /= np.maximum(E.sum(axis=0), 1.0)
-        own = (G @ E)[np.arange(G.shape[0]), km.labels_]
-        within = np.einsum("ic,ic->c", E, G @ E)[km.labels_]
-        total = float(np.sqrt(np.maximum(diag - 2.0 * own + within, 0.0)).sum())
+        total = float(np.sqrt(cluster_distances(G, diag, km.labels_, n_clusters)[rows, km.labels_]).sum())
         if best is None or total < best[1]:
             best = (km.labels_, total, km.n_iter_)
     return best

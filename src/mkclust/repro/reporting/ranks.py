@@ -21,6 +21,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.stats import friedmanchisquare, rankdata, studentized_range  # noqa: E402
 
+from mkclust.repro.configuration import as_list  # noqa: E402
+
 
 @dataclass
 class RankTest:
@@ -195,9 +197,7 @@ def column_seconds(results: pd.DataFrame, spec: dict) -> pd.Series | None:
         return None
     out = {}
     for label, col in (spec.get("columns") or {}).items():
-        algs = col.get("algorithm", label)
-        algs = algs if isinstance(algs, list) else [algs]
-        t = results.loc[results["algorithm"].isin(algs), "cpu_seconds"].dropna()
+        t = results.loc[results["algorithm"].isin(as_list(col.get("algorithm", label))), "cpu_seconds"].dropna()
         if len(t):
             out[label] = float(t.median())
     return pd.Series(out, dtype=float)
