@@ -3,6 +3,8 @@
 - ``gram``: the one Gram product X X' a bank is built from (2 n^2 d flops).
 - ``build_bank_rmkkm12``: the whole 12-kernel bank at n = 1440, d = 1024 (COIL20's size), with
   the GFLOP/s of its Gram product relative to the bank's total time.
+- ``kernel_product``: K E for one kernel and for 6 kernels of the bank, as :func:`kernel_product`
+  computes it, beside the plain ``K @ E`` (``plain_seconds``).
 - ``kkm_iteration``: one kernel k-means iteration at n = 1440, c = 20: the (n, n) x (n, c) product
   K E (2 n^2 c flops) plus the O(nc) assignment work.
 
@@ -17,7 +19,7 @@ import time
 import numpy as np
 
 from _common import emit  # benchmarks/_common.py
-from mkclust.algorithms.kmeans import cluster_distances, kernel_kmeans
+from mkclust.algorithms.kmeans import cluster_distances, kernel_kmeans, kernel_product
 from mkclust.kernels import build_bank, gram
 
 
@@ -56,6 +58,14 @@ def main(argv=None):
     E[np.arange(n), labels] = 1.0
     best, med, _ = best_of(lambda: K @ E, r * 4)
     emit(benchmark="kkm_product_KE", n=n, c=c, seconds=best, median_seconds=med, gflops=2 * n * n * c / best / 1e9)
+
+    for name, m_k in (("kernel", 1), ("bank", 6)):   # K A as stored against (A' K')' (kernel_product)
+        B = bank.K[:m_k] if m_k > 1 else K
+        rows = B.reshape(-1, n)
+        plain, _, _ = best_of(lambda: rows @ E, r * 4)
+        best, med, _ = best_of(lambda: kernel_product(B, E), r * 4)
+        emit(benchmark="kernel_product", of=name, m=m_k, n=n, c=c, seconds=best, median_seconds=med,
+             plain_seconds=plain, gflops=2 * m_k * n * n * c / best / 1e9)
 
     best, med, _ = best_of(lambda: cluster_distances(K, diag, labels, c), r * 4)
     emit(benchmark="kkm_iteration", n=n, c=c, seconds=best, median_seconds=med, gflops=2 * n * n * c / best / 1e9)

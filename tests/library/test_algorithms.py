@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import scipy.linalg
 from sklearn.base import clone
 from sklearn.cluster import KMeans
 
@@ -146,12 +147,52 @@ def test_spectral_sparse_eigensolver_path_agrees_with_dense(monkeypatch, blobs):
     W = gaussian_gram(X, 4.0)
     U_d, _, lam_d = spectral.normalized_affinity_embedding(W, 3)
     monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)  # force eigsh
-    U_s, _, lam_s = spectral.normalized_affinity_embedding(W, 3, random_state=0)
+    U_s, _, lam_s = spectral.normalized_affinity_embedding(W, 3)
     np.testing.assert_allclose(lam_s, lam_d, atol=1e-8)
     # same leading invariant subspace: the projectors agree
     np.testing.assert_allclose(U_s @ U_s.T, U_d @ U_d.T, atol=1e-6)
     est = SpectralClustering(3, random_state=0).fit(W)
     assert metrics.acc(y, est.labels_) == 1.0
+
+
+def test_lanczos_over_its_budget_hands_over_to_the_dense_eigensolver(monkeypatch, caplog):
+    """A graph of 60 components (60 eigenvalues at 1 for 5 wanted: Lanczos cannot settle the leading
+    subspace) and a budget of n / 8 products: the dense solver answers, and the embedding and labels
+    are the dense solver's; the k-means after it draws the same stream either way."""
+    import logging
+
+    import mkclust.algorithms.base as base
+    import mkclust.algorithms.spectral as spectral
+
+    rng = np.random.RandomState(0)
+    blocks = [rng.uniform(0.5, 1.0, (8, 8)) for _ in range(60)]
+    W = scipy.linalg.block_diag(*[(b + b.T) / 2 for b in blocks])
+    n = W.shape[0]
+    dense = SpectralClustering(5, random_state=3).fit(W)
+    monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)
+    calls = []
+    real = scipy.linalg.eigh
+    monkeypatch.setattr(base.scipy.linalg, "eigh", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with caplog.at_level(logging.INFO, logger="mkclust.algorithms.base"):
+        est = SpectralClustering(5, random_state=3).fit(W)
+    assert calls and any(f"budget {n // 8}" in r.message for r in caplog.records)
+    np.testing.assert_array_equal(est.labels_, dense.labels_)
+    np.testing.assert_allclose(est.embedding_, dense.embedding_)
+
+
+def test_sc_labels_do_not_depend_on_the_eigensolver(monkeypatch, blobs):
+    """The Lanczos start vector does not draw from random_state: the k-means restarts see the same
+    stream, so on a well-separated spectrum both solvers give the same labels and objective."""
+    import mkclust.algorithms.spectral as spectral
+
+    X, _ = blobs
+    W = gaussian_gram(X, 4.0)
+    dense = [cls(3, random_state=7).fit(W) for cls in (SpectralClustering, NormalizedCut)]
+    monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)
+    for d, cls in zip(dense, (SpectralClustering, NormalizedCut)):
+        e = cls(3, random_state=7).fit(W)
+        np.testing.assert_array_equal(e.labels_, d.labels_)
+        assert e.objective_ == pytest.approx(d.objective_, rel=1e-9)
 
 
 def test_unnormalized_laplacian_sc_matches_an_independent_eigensolver(monkeypatch, blobs):
@@ -174,7 +215,7 @@ def test_unnormalized_laplacian_sc_matches_an_independent_eigensolver(monkeypatc
     np.testing.assert_allclose(est.embedding_ @ est.embedding_.T, rows @ rows.T, atol=1e-6)
     assert metrics.acc(y, est.labels_) == 1.0
     monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)  # force eigsh on s I - L
-    U_s, lam_s = spectral.unnormalized_laplacian_embedding(W, 3, random_state=0)
+    U_s, lam_s = spectral.unnormalized_laplacian_embedding(W, 3)
     np.testing.assert_allclose(lam_s, lam[:3], atol=1e-6)
     np.testing.assert_allclose(U_s @ U_s.T, U @ U.T, atol=1e-5)
 
@@ -251,3 +292,17 @@ def test_parameters_are_checked_before_any_work_naming_the_parameter(name):
         message = f"'{p}' parameter of {cls.__name__} must be an int in the range"
         with pytest.raises(InvalidParameterError, match=message):
             cls(n_clusters=2, **{p: 0}).fit(data)
+
+
+def test_kernel_product_is_the_plain_product():
+    """kernel_product computes K A as (A' K')': equal to K @ A to rounding, for one kernel, a
+    contiguous bank, a non-contiguous bank and a non-symmetric matrix (the identity needs no symmetry)."""
+    from mkclust.algorithms.kmeans import kernel_product
+
+    rng = np.random.RandomState(0)
+    bank = rng.rand(3, 50, 50)
+    A = rng.rand(50, 4)
+    for K in (bank[0], bank, bank[:, :, ::-1].copy()[:, :, ::-1], bank.transpose(0, 2, 1)):
+        got = kernel_product(K, A)
+        assert got.shape == np.matmul(K, A).shape
+        np.testing.assert_allclose(got, np.matmul(K, A), rtol=1e-13, atol=0)

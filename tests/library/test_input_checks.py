@@ -235,3 +235,51 @@ def test_parameter_constraints_accept_and_refuse_as_stated():
         with pytest.raises(InvalidParameterError) as err:
             validate_params(Est(**bad), constraints)
         assert message in str(err.value)
+
+
+def _bad_kernels(n):
+    """What makes a matrix not a kernel, at n samples: a Gaussian kernel with its diagonal set to 0, a
+    sigmoid kernel, and a Gaussian of squared L1 distances (not of a Euclidean distance)."""
+    from sklearn.metrics.pairwise import manhattan_distances, sigmoid_kernel
+    X = np.random.RandomState(1).randn(n, 5)
+    Z = gaussian_kernel(X, 2.0)
+    np.fill_diagonal(Z, 0.0)
+    D = manhattan_distances(X)
+    return {"zero diagonal": Z, "sigmoid": sigmoid_kernel(X, gamma=0.2, coef0=1.0),
+            "Gaussian of L1": np.exp(-(D / D.mean()) ** 2)}
+
+
+def test_the_lanczos_detector_refuses_what_is_not_a_kernel_and_never_what_the_exact_test_passes():
+    """Above PSD_EXACT_LIMIT samples check_psd runs the block Lanczos detector instead of a Cholesky
+    factorisation: its quotient is an upper bound on the smallest eigenvalue, so it refuses only
+    matrices the exact test refuses; it finds each bad kernel's negative part."""
+    from mkclust._validation import lanczos_rayleigh_min
+    n = 400
+    for what, K in _bad_kernels(n).items():
+        lam = np.linalg.eigvalsh(K)[0]
+        rho = lanczos_rayleigh_min(K)
+        assert lam - 1e-9 <= rho < -PSD_RTOL * n * np.abs(K).max(), (what, lam, rho)
+        with pytest.raises(ValueError, match=r"at most -[0-9.]+ \(a Rayleigh quotient\)"):
+            check_psd(K, exact=False)
+        with pytest.raises(ValueError, match="its smallest eigenvalue is -"):
+            check_psd(K, exact=True)
+    X = np.random.RandomState(2).randn(n, 5)
+    lam, U = np.linalg.eigh(gaussian_kernel(X, 2.0))
+    lam[:20] = -0.5 * PSD_RTOL * n                      # within the tolerance (max|K_ij| is 1): both pass it
+    for K in (gaussian_kernel(X, 0.1), gaussian_kernel(X, 50.0), X @ X.T, np.ones((n, n)), (U * lam) @ U.T):
+        K = (K + K.T) / 2
+        check_psd(K, exact=True)
+        check_psd(K, exact=False)
+    A = _bad_kernels(30)["sigmoid"]                     # n <= the Krylov space: the exact smallest eigenvalue
+    assert abs(lanczos_rayleigh_min(A) - np.linalg.eigvalsh(A)[0]) < 1e-10
+
+
+def test_an_estimator_uses_the_detector_above_the_exact_limit(monkeypatch):
+    import mkclust._validation as validation
+    K = _bad_kernels(60)["zero diagonal"]
+    monkeypatch.setattr(validation, "PSD_EXACT_LIMIT", 50)
+    with pytest.raises(ValueError, match=r"K\[0\] is not positive semi-definite: its smallest eigenvalue is at most"):
+        get_estimator("kkm", n_clusters=2).fit(K)
+    monkeypatch.setattr(validation, "PSD_EXACT_LIMIT", 60)
+    with pytest.raises(ValueError, match=r"its smallest eigenvalue is -0\.9996, below"):
+        get_estimator("kkm", n_clusters=2).fit(K)

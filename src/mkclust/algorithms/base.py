@@ -254,20 +254,41 @@ class SharedStartBatch:
         return estimators
 
 
-def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: int, v0=None, tol: float = 0.0):
+class _OverBudget(RuntimeError):
+    """An iterative eigensolver's products with the operator passed its budget."""
+
+
+def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: int, v0=None, tol: float = 0.0,
+                         max_products: int | None = None):
     """The k leading (largest algebraic) eigenpairs of a symmetric n x n operator, descending: the
     dense ``eigh`` of ``dense()`` (the explicit matrix) up to ``dense_limit`` samples (or when k >=
     n - 1), where it is faster and exact; ``eigsh`` (Lanczos on ``matvec``, O(n^2) per product, start
-    ``v0``, tolerance ``tol``) above."""
-    if n <= dense_limit or k >= n - 1:
-        A = dense()
-        lam, vec = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1])
-        if lam.size < k:  # LAPACK's subset drivers (evr, evx) can return no pairs for a spectrum
-            lam, vec = scipy.linalg.eigh(A)  # clustered at one value (2 I + 1e-17: 0 of 10); all pairs
-            lam, vec = lam[n - k:], vec[:, n - k:]
-    else:
-        op = scipy.sparse.linalg.LinearOperator((n, n), matvec=matvec, dtype=np.float64)
-        lam, vec = scipy.sparse.linalg.eigsh(op, k=k, which="LA", v0=v0, tol=tol)
+    ``v0``, tolerance ``tol``) above. With ``max_products``, a Lanczos run that needs more products
+    than that (a spectrum clustered at the top: a nearly disconnected graph) stops and the dense
+    ``eigh`` answers instead, so the work is bounded by the budget plus the dense solve."""
+    if n > dense_limit and k < n - 1:
+        count = [0]
+
+        def counted(v):
+            count[0] += 1
+            if max_products is not None and count[0] > max_products:
+                raise _OverBudget
+            return matvec(v)
+
+        op = scipy.sparse.linalg.LinearOperator((n, n), matvec=counted, dtype=np.float64)
+        try:
+            lam, vec = scipy.sparse.linalg.eigsh(op, k=k, which="LA", v0=v0, tol=tol)
+        except (_OverBudget, scipy.sparse.linalg.ArpackNoConvergence):
+            logging.getLogger(__name__).info("eigsh: %d products without converging (budget %s, n = %d, k = %d): "
+                                             "the dense eigensolver instead", count[0], max_products, n, k)
+        else:
+            order = np.argsort(lam)[::-1]
+            return lam[order], vec[:, order]
+    A = dense()
+    lam, vec = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1])
+    if lam.size < k:  # LAPACK's subset drivers (evr, evx) can return no pairs for a spectrum
+        lam, vec = scipy.linalg.eigh(A)  # clustered at one value (2 I + 1e-17: 0 of 10); all pairs
+        lam, vec = lam[n - k:], vec[:, n - k:]
     order = np.argsort(lam)[::-1]
     return lam[order], vec[:, order]
 

@@ -51,7 +51,7 @@ from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE_INT, StrOptions, default_params,
 )
 from mkclust.algorithms.kmeans import (  # centre_matrix: A of Eq. 12
-    _reseed_empty, centre_matrix, nearest_centres, sample_centres,
+    _reseed_empty, centre_matrix, kernel_product, nearest_centres, sample_centres,
 )
 
 log = logging.getLogger(__name__)
@@ -60,9 +60,7 @@ log = logging.getLogger(__name__)
 def kernel_distances(K: np.ndarray, diags: np.ndarray, A: np.ndarray) -> np.ndarray:
     """Squared distances (m, n, c) of every sample to every centre sum_i a_ij phi_t(x_i), in every
     kernel t: k^t_ii - 2 (K^t A)_ij + (A' K^t A)_jj. One batched BLAS product."""
-    m, n, _ = K.shape
-    # one (m n, n) x (n, c) GEMM when the bank is contiguous (faster than numpy's batched matmul)
-    P = (K.reshape(m * n, n) @ A).reshape(m, n, -1) if K.flags.c_contiguous else np.matmul(K, A)
+    P = kernel_product(K, A)     # one GEMM for the whole bank when it is contiguous
     within = np.einsum("ic,tic->tc", A, P)
     dist = diags[:, :, None] - 2.0 * P + within[:, None, :]
     return np.maximum(dist, 0.0, out=dist)
@@ -179,7 +177,7 @@ def _seeded_robust_kkm(Ka: np.ndarray, n_clusters: int, n_init: int, max_iter: i
         A[rng.choice(n, c, replace=False), r * c + np.arange(c)] = 1.0
     active = np.ones(R, dtype=bool)
     for _ in range(max_iter):
-        P = Ka @ A                                           # (n, R c), one GEMM for all starts
+        P = kernel_product(Ka, A)                            # (n, R c), one GEMM for all starts
         within = np.einsum("ik,ik->k", A, P)
         dist = (diag[:, None] - 2.0 * P + within[None, :]).reshape(n, R, c)
         np.maximum(dist, 0.0, out=dist)
@@ -199,7 +197,7 @@ def _seeded_robust_kkm(Ka: np.ndarray, n_clusters: int, n_init: int, max_iter: i
             A[:, r * c:(r + 1) * c] = centre_matrix(new, c, sw[r])
         if not active.any():
             break
-    P = Ka @ A
+    P = kernel_product(Ka, A)
     within = np.einsum("ik,ik->k", A, P)
     dist = np.maximum(diag[:, None] - 2.0 * P + within[None, :], 0.0).reshape(n, R, c)
     scores = np.sqrt(dist[rows[None, :], np.arange(R)[:, None], labels]).sum(axis=1)  # Eq. 4 per start
