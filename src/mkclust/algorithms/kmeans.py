@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+from sklearn import config_context
 from sklearn.cluster import KMeans
 from sklearn.metrics import pairwise_distances_argmin
 from sklearn.utils.validation import check_is_fitted
@@ -306,8 +307,9 @@ class KMeansBaseline(BaseClusterer):
 
     def fit(self, X, y=None):
         X = self._validate_features(X)
-        km = KMeans(n_clusters=self.n_clusters, init=self.init, n_init=self.n_init,
-                    max_iter=self.max_iter, random_state=self.random_state).fit(X)
+        with config_context(assume_finite=True):     # checked just above: not again inside KMeans
+            km = KMeans(n_clusters=self.n_clusters, init=self.init, n_init=self.n_init,
+                        max_iter=self.max_iter, random_state=self.random_state).fit(X)
         self.labels_ = km.labels_.astype(np.int64)
         self.cluster_centers_ = km.cluster_centers_
         self.objective_ = float(km.inertia_)
