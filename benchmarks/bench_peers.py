@@ -17,7 +17,7 @@ for kernel k-means, both labellings' mean objective computed by one function.
   KernelKMeans fit on their equal-weight combination (no library fits either: the ratio is the
   price of learning the weights).
 
-Usage: ``python benchmarks/bench_peers.py [--repeat 5] [--only kkm_digits,sc_digits]``
+Usage: ``python benchmarks/bench_peers.py [--repeat 10] [--only kkm_digits,sc_digits]``
 (``--markdown`` adds the README's table after the JSON lines).
 """
 
@@ -74,6 +74,11 @@ def timed(fit, repeat):
     return statistics.median(times), models
 
 
+def standard_error(values) -> float:
+    """The standard error of a mean over seeds (0 for a single value)."""
+    return float(np.std(values, ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
+
+
 def kernel_kmeans_objective(K, labels):
     """Kernel k-means' objective of a labelling, sum_i ||phi(x_i) - mean of its cluster||^2, computed
     the same way for every library's labels (their own reported values differ by conventions)."""
@@ -92,10 +97,12 @@ def compare(name, y, ours, peer, repeat, peer_name, K=None):
     t_peer, m_peer = timed(peer, repeat)
     failed = sum(getattr(m, "labels_", None) is None or len(np.unique(m.labels_)) < len(np.unique(y)) for m in m_peer)
     mean = lambda values: round(float(np.mean(values)), 4)  # noqa: E731
+    accs = [acc(y, m.labels_) for m in m_ours]
+    peer_accs = [acc(y, m.labels_) for m in m_peer if getattr(m, "labels_", None) is not None]
     rec = dict(benchmark=name, peer=peer_name, n=len(y), seeds=repeat, seconds=round(t_ours, 4),
                peer_seconds=round(t_peer, 4), ratio=round(t_ours / t_peer, 3),
-               acc=mean([acc(y, m.labels_) for m in m_ours]),
-               peer_acc=mean([acc(y, m.labels_) for m in m_peer if getattr(m, "labels_", None) is not None]),
+               acc=mean(accs), acc_se=round(standard_error(accs), 4),
+               peer_acc=mean(peer_accs), peer_acc_se=round(standard_error(peer_accs), 4),
                peer_failed_fits=int(failed))
     if K is not None:
         rec.update(objective=mean([kernel_kmeans_objective(K, m.labels_) for m in m_ours]),
@@ -149,18 +156,19 @@ def cases(repeat):
 
 def markdown(records):
     """The README's performance table from the records."""
-    lines = ["| comparison | n | mkclust CPU s | peer CPU s | ratio | mean accuracy (mkclust / peer) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| comparison | n | mkclust CPU s | peer CPU s | ratio | accuracy, mean ± se over the seeds "
+             "(mkclust / peer) |", "|---|---|---|---|---|---|"]
     for r in records:
-        peer_acc = f"{r['peer_acc']:.3f}" + (f" ({r['peer_failed_fits']} failed fits)" if r["peer_failed_fits"] else "")
+        failed = f" ({r['peer_failed_fits']} failed fits)" if r["peer_failed_fits"] else ""
         lines.append(f"| {r['benchmark']} vs {r['peer']} | {r['n']} | {r['seconds']:.3f} | {r['peer_seconds']:.3f} | "
-                     f"{r['ratio']:.2f} | {r['acc']:.3f} / {peer_acc} |")
+                     f"{r['ratio']:.2f} | {r['acc']:.3f} ± {r['acc_se']:.3f} / {r['peer_acc']:.3f} ± "
+                     f"{r['peer_acc_se']:.3f}{failed} |")
     return "\n".join(lines)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=5,
+    ap.add_argument("--repeat", type=int, default=10,
                     help="seeds: runs per timing (the median is reported) and accuracy (the mean)")
     ap.add_argument("--only", default="", help="comma-separated comparison names (default: all)")
     ap.add_argument("--markdown", action="store_true", help="print the README's table after the JSON lines")

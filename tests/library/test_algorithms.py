@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.sparse.linalg
 from sklearn.base import clone
 from sklearn.cluster import KMeans
 
@@ -155,10 +156,11 @@ def test_spectral_sparse_eigensolver_path_agrees_with_dense(monkeypatch, blobs):
     assert metrics.acc(y, est.labels_) == 1.0
 
 
-def test_lanczos_over_its_budget_hands_over_to_the_dense_eigensolver(monkeypatch, caplog):
-    """A graph of 60 components (60 eigenvalues at 1 for 5 wanted: Lanczos cannot settle the leading
-    subspace) and a budget of n / 8 products: the dense solver answers, and the embedding and labels
-    are the dense solver's; the k-means after it draws the same stream either way."""
+def test_a_disconnected_graph_or_lanczos_over_its_budget_hands_over_to_the_dense_eigensolver(monkeypatch, caplog):
+    """60 blocks of 8 samples, k = 5. Apart (60 components: eigenvalue 1 sixty times), Lanczos is not
+    tried: from one start vector it finds one vector per eigenvalue in exact arithmetic. Joined by
+    weights of 1e-9 (connected, 60 eigenvalues within 1e-8 of 1), it runs out of its n / 8 products.
+    Either way the embedding and labels are the dense solver's."""
     import logging
 
     import mkclust.algorithms.base as base
@@ -166,18 +168,26 @@ def test_lanczos_over_its_budget_hands_over_to_the_dense_eigensolver(monkeypatch
 
     rng = np.random.RandomState(0)
     blocks = [rng.uniform(0.5, 1.0, (8, 8)) for _ in range(60)]
-    W = scipy.linalg.block_diag(*[(b + b.T) / 2 for b in blocks])
-    n = W.shape[0]
-    dense = SpectralClustering(5, random_state=3).fit(W)
-    monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)
-    calls = []
-    real = scipy.linalg.eigh
-    monkeypatch.setattr(base.scipy.linalg, "eigh", lambda *a, **k: calls.append(1) or real(*a, **k))
-    with caplog.at_level(logging.INFO, logger="mkclust.algorithms.base"):
-        est = SpectralClustering(5, random_state=3).fit(W)
-    assert calls and any(f"budget {n // 8}" in r.message for r in caplog.records)
-    np.testing.assert_array_equal(est.labels_, dense.labels_)
-    np.testing.assert_allclose(est.embedding_, dense.embedding_)
+    apart = scipy.linalg.block_diag(*[(b + b.T) / 2 for b in blocks])
+    joined = np.where(apart == 0, 1e-9, apart)
+    n = apart.shape[0]
+    assert not spectral.connected(apart) and spectral.connected(joined)
+    for W in (apart, joined):
+        dense = SpectralClustering(5, random_state=3).fit(W)
+        monkeypatch.setattr(spectral, "DENSE_LIMIT", 10)
+        calls = []
+        real = scipy.sparse.linalg.eigsh
+        monkeypatch.setattr(base.scipy.sparse.linalg, "eigsh", lambda *a, **k: calls.append(1) or real(*a, **k))
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="mkclust.algorithms.base"):
+            est = SpectralClustering(5, random_state=3).fit(W)
+        monkeypatch.undo()
+        if W is apart:
+            assert not calls
+        else:
+            assert calls and any(f"budget {n // 8}" in r.message for r in caplog.records)
+        np.testing.assert_array_equal(est.labels_, dense.labels_)
+        np.testing.assert_allclose(est.embedding_, dense.embedding_)
 
 
 def test_sc_labels_do_not_depend_on_the_eigensolver(monkeypatch, blobs):

@@ -264,8 +264,8 @@ def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: i
     dense ``eigh`` of ``dense()`` (the explicit matrix) up to ``dense_limit`` samples (or when k >=
     n - 1), where it is faster and exact; ``eigsh`` (Lanczos on ``matvec``, O(n^2) per product, start
     ``v0``, tolerance ``tol``) above. With ``max_products``, a Lanczos run that needs more products
-    than that (a spectrum clustered at the top: a nearly disconnected graph) stops and the dense
-    ``eigh`` answers instead, so the work is bounded by the budget plus the dense solve."""
+    than that (a spectrum clustered at the top) stops and the dense ``eigh`` answers instead, so the
+    work is bounded by the budget plus the dense solve."""
     if n > dense_limit and k < n - 1:
         count = [0]
 
