@@ -8,7 +8,7 @@ zero degree (isolated in the graph) get zero rows in D^-1/2.
 The eigenvectors come from scipy: ``scipy.sparse.linalg.eigsh`` (Lanczos, largest algebraic, from a
 fixed start vector that does not draw from ``random_state``) for n > ``DENSE_LIMIT``, with at most
 ``max_products(n)`` products with the matrix; where it needs more (a spectrum clustered at the top), on
-a disconnected graph (:func:`connected`) and for n <= ``DENSE_LIMIT``, ``scipy.linalg.eigh`` restricted
+a disconnected graph (:func:`connected`, isolated samples included) and for n <= ``DENSE_LIMIT``, ``scipy.linalg.eigh`` restricted
 to the top c eigenpairs. A graph of several components has its top eigenvalue once per component, and
 Lanczos from one start vector finds one vector per eigenvalue in exact arithmetic: on RMKKM's t0 = 0.01
 kernel of BA (39 components of two or more samples, 1324 isolated ones) it returned 36 of the 39 copies
@@ -72,8 +72,11 @@ def max_products(n: int) -> int:
 
 
 def connected(W: np.ndarray) -> bool:
-    """Whether the graph of W's non-zero off-diagonal entries is connected: at once where every entry
-    is non-zero (a Gaussian kernel short of underflow), otherwise by scipy's connected components."""
+    """Whether the graph of W's non-zero off-diagonal entries is connected (an isolated sample is a
+    component of its own): at once where every entry is non-zero (a Gaussian kernel short of
+    underflow), otherwise by scipy's connected components. Asked of the matrix that is decomposed:
+    D^-1/2 W D^-1/2, where a sample whose degree rounds to 0 beside W's diagonal (RMKKM's t0 = 0.01
+    kernel of digits: off-diagonal entries below 1.3e-13) has a zero row."""
     nonzero = W != 0
     if nonzero.sum() - np.count_nonzero(np.diag(W)) == W.shape[0] * (W.shape[0] - 1):
         return True
@@ -82,7 +85,8 @@ def connected(W: np.ndarray) -> bool:
 
 
 def _dense_limit(W: np.ndarray) -> int:
-    """``DENSE_LIMIT``, or n (the dense solver whatever n) for a disconnected graph (module docstring)."""
+    """``DENSE_LIMIT``, or n (the dense solver whatever n) for a disconnected graph of ``W`` (module
+    docstring)."""
     n = W.shape[0]
     return DENSE_LIMIT if n <= DENSE_LIMIT or connected(W) else n
 
@@ -104,7 +108,7 @@ def normalized_affinity_embedding(W: np.ndarray, n_components: int):
     M = W * dinv[:, None] * dinv[None, :]
     np.fill_diagonal(M, 0.0)
     M = 0.5 * (M + M.T)
-    lam, U = leading_eigenvectors(lambda v: M @ v, n, n_components, dense=lambda: M, dense_limit=_dense_limit(W),
+    lam, U = leading_eigenvectors(lambda v: M @ v, n, n_components, dense=lambda: M, dense_limit=_dense_limit(M),
                                   v0=_start(n), max_products=max_products(n))
     return _fixed_signs(U), dinv, lam
 
