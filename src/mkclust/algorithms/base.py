@@ -259,13 +259,16 @@ class _OverBudget(RuntimeError):
 
 
 def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: int, v0=None, tol: float = 0.0,
-                         max_products: int | None = None):
+                         max_products: int | None = None, min_separation: float | None = None):
     """The k leading (largest algebraic) eigenpairs of a symmetric n x n operator, descending: the
     dense ``eigh`` of ``dense()`` (the explicit matrix) up to ``dense_limit`` samples (or when k >=
     n - 1), where it is faster and exact; ``eigsh`` (Lanczos on ``matvec``, O(n^2) per product, start
     ``v0``, tolerance ``tol``) above. With ``max_products``, a Lanczos run that needs more products
     than that (a spectrum clustered at the top) stops and the dense ``eigh`` answers instead, so the
-    work is bounded by the budget plus the dense solve."""
+    work is bounded by the budget plus the dense solve. With ``min_separation``, the dense ``eigh``
+    also answers where two of the k eigenvalues Lanczos found are closer than that times the largest
+    |eigenvalue|: Lanczos from one start vector may miss copies of a (nearly) repeated eigenvalue,
+    and within such an eigenspace the vectors are each solver's own choice."""
     if n > dense_limit and k < n - 1:
         count = [0]
 
@@ -283,7 +286,12 @@ def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: i
                                              "the dense eigensolver instead", count[0], max_products, n, k)
         else:
             order = np.argsort(lam)[::-1]
-            return lam[order], vec[:, order]
+            lam, vec = lam[order], vec[:, order]
+            spacing = float(np.min(-np.diff(lam))) if k > 1 else np.inf
+            if min_separation is None or spacing > min_separation * np.abs(lam).max():
+                return lam, vec
+            logging.getLogger(__name__).info("eigsh: two of the %d eigenvalues %.3g apart (n = %d): the dense "
+                                             "eigensolver instead", k, spacing, n)
     A = dense()
     lam, vec = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1])
     if lam.size < k:  # LAPACK's subset drivers (evr, evx) can return no pairs for a spectrum

@@ -7,8 +7,9 @@ zero degree (isolated in the graph) get zero rows in D^-1/2.
 
 The eigenvectors come from scipy: ``scipy.sparse.linalg.eigsh`` (Lanczos, largest algebraic, from a
 fixed start vector that does not draw from ``random_state``) for n > ``DENSE_LIMIT``, with at most
-``max_products(n)`` products with the matrix; where it needs more (a spectrum clustered at the top), on
-a disconnected graph (:func:`connected`, isolated samples included) and for n <= ``DENSE_LIMIT``, ``scipy.linalg.eigh`` restricted
+``max_products(n)`` products with the matrix; where it needs more (a spectrum clustered at the top),
+where two of the eigenvalues it found are (nearly) equal (``MIN_SEPARATION``), on a disconnected graph
+(:func:`connected`, isolated samples included) and for n <= ``DENSE_LIMIT``, ``scipy.linalg.eigh`` restricted
 to the top c eigenpairs. A graph of several components has its top eigenvalue once per component, and
 Lanczos from one start vector finds one vector per eigenvalue in exact arithmetic: on RMKKM's t0 = 0.01
 kernel of BA (39 components of two or more samples, 1324 isolated ones) it returned 36 of the 39 copies
@@ -65,6 +66,13 @@ log = logging.getLogger(__name__)
 DENSE_LIMIT = 1000
 
 
+#: two wanted eigenvalues closer than this (relative to the largest) leave the embedding to the dense
+#: solver (:func:`mkclust.algorithms.base.leading_eigenvectors`): the unnormalised Laplacian of digits'
+#: t0 = 0.01 kernel has its 10 smallest eigenvalues within 1e-13 of 0, and Lanczos' basis of them gave
+#: other labels than the dense solver's
+MIN_SEPARATION = 1e-10
+
+
 def max_products(n: int) -> int:
     """The Lanczos budget: n / 8 products with the n x n matrix, about half the dense solver's cost
     (one dense solve costs 280-500 products at n = 1400-4000 on one core)."""
@@ -109,7 +117,7 @@ def normalized_affinity_embedding(W: np.ndarray, n_components: int):
     np.fill_diagonal(M, 0.0)
     M = 0.5 * (M + M.T)
     lam, U = leading_eigenvectors(lambda v: M @ v, n, n_components, dense=lambda: M, dense_limit=_dense_limit(M),
-                                  v0=_start(n), max_products=max_products(n))
+                                  v0=_start(n), max_products=max_products(n), min_separation=MIN_SEPARATION)
     return _fixed_signs(U), dinv, lam
 
 
@@ -128,7 +136,8 @@ def unnormalized_laplacian_embedding(W: np.ndarray, n_components: int):
     L = 0.5 * (L + L.T)
     s = float(np.abs(L).sum(axis=1).max())
     lam, U = leading_eigenvectors(lambda v: s * v - L @ v, n, n_components, dense=lambda: s * np.eye(n) - L,
-                                  dense_limit=_dense_limit(W), v0=_start(n), max_products=max_products(n))
+                                  dense_limit=_dense_limit(W), v0=_start(n), max_products=max_products(n),
+                                  min_separation=MIN_SEPARATION)
     return _fixed_signs(U), s - lam
 
 
