@@ -7,17 +7,18 @@ zero degree (isolated in the graph) get zero rows in D^-1/2.
 
 The eigenvectors come from scipy: ``scipy.sparse.linalg.eigsh`` (Lanczos, largest algebraic, from a
 fixed start vector that does not draw from ``random_state``) for n > ``DENSE_LIMIT``, with at most
-``max_products(n)`` products with the matrix; where it needs more (a spectrum clustered at the top),
-where two of the eigenvalues it found are (nearly) equal (``MIN_SEPARATION``), on a disconnected graph
-(:func:`connected`, isolated samples included) and for n <= ``DENSE_LIMIT``, ``scipy.linalg.eigh`` restricted
-to the top c eigenpairs. A graph of several components has its top eigenvalue once per component, and
-Lanczos from one start vector finds one vector per eigenvalue in exact arithmetic: on RMKKM's t0 = 0.01
-kernel of BA (39 components of two or more samples, 1324 isolated ones) it returned 36 of the 39 copies
-of eigenvalue 1 and then -1/3, and SC's accuracy fell from .152 to .031. Lanczos took 44 products (0.04 s) on digits' Gaussian affinity (n = 1797) where the dense
-solver took 0.39 s, and 21 products (0.17 s) against 4.1 s on 4000 blobs. We do not use
-scikit-learn's ``spectral_embedding``: its ARPACK shift-invert mode ran for over ten minutes
-without finishing on a near-identity Gaussian kernel (RMKKM's t0 = 0.01 on ``digits``, a graph
-that is disconnected), and that kernel is part of every 12-kernel table.
+``max_products(n)`` products with the matrix. ``scipy.linalg.eigh`` (restricted to the top c pairs)
+answers instead where Lanczos needs more (a spectrum clustered at the top), where two of the
+eigenvalues it found are (nearly) equal (``MIN_SEPARATION``), on a disconnected graph
+(:func:`connected`, isolated samples included) and for n <= ``DENSE_LIMIT``. A graph of several
+components has its top eigenvalue once per component, and Lanczos from one start vector finds one
+vector per eigenvalue in exact arithmetic: on RMKKM's t0 = 0.01 kernel of BA (39 components of two or
+more samples, 1324 isolated ones) it returned 36 of the 39 copies of eigenvalue 1 and then -1/3, and
+SC's accuracy fell from .152 to .031. Lanczos took 44 products (0.04 s) on digits' Gaussian affinity
+(n = 1797) where the dense solver took 0.39 s, and 21 products (0.17 s) against 4.1 s on 4000 blobs.
+We do not use scikit-learn's ``spectral_embedding``: its ARPACK shift-invert mode ran for over ten
+minutes without finishing on a near-identity Gaussian kernel (RMKKM's t0 = 0.01 on ``digits``, a
+graph that is disconnected), and that kernel is part of every 12-kernel table.
 
 - :class:`SpectralClustering` (SC; Ng, Jordan, Weiss 2002): k-means on the rows of U scaled to
   unit length. ``laplacian="unnormalized"`` is the variant of the RMKKM authors' public code
