@@ -316,3 +316,21 @@ def test_kernel_product_is_the_plain_product():
         got = kernel_product(K, A)
         assert got.shape == np.matmul(K, A).shape
         np.testing.assert_allclose(got, np.matmul(K, A), rtol=1e-13, atol=0)
+
+
+def test_lanczos_with_two_nearly_equal_eigenvalues_hands_over_to_the_dense_eigensolver():
+    """Two leading eigenvalues 1e-12 apart (their eigenvectors are any basis of a plane, to working
+    precision): with min_separation the dense eigh answers, without it Lanczos' own basis is kept."""
+    from mkclust.algorithms.base import leading_eigenvectors
+
+    rng = np.random.RandomState(0)
+    Q = np.linalg.qr(rng.randn(50, 50))[0]
+    lam = np.concatenate([[3.0, 3.0 - 1e-12], np.linspace(0.0, 1.0, 48)])
+    A = (Q * lam) @ Q.T
+    A = (A + A.T) / 2
+    for sep, dense_called in ((1e-10, True), (None, False)):
+        calls = []
+        got, _ = leading_eigenvectors(lambda v: A @ v, 50, 2, dense=lambda: calls.append(1) or A, dense_limit=10,
+                                      v0=np.ones(50), min_separation=sep)
+        assert bool(calls) == dense_called
+        np.testing.assert_allclose(got, [3.0, 3.0], atol=1e-9)
