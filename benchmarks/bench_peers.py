@@ -1,8 +1,9 @@
 """mkclust's estimators beside the libraries a researcher would otherwise use, in one process on one
 thread, back to back on the same precomputed kernel or affinity. Prints one JSON line per
 comparison: both CPU times (median over the seeds: ``--repeat``, or ``CHEAP_SEEDS``), their ratio
-(mkclust / peer; below 1 is faster), both mean accuracies over the seeds (Hungarian matching, :func:`mkclust.metrics.acc`) and,
-for kernel k-means, both labellings' mean objective computed by one function.
+(mkclust / peer; below 1 is faster), both mean accuracies over the seeds (Hungarian matching,
+:func:`mkclust.metrics.acc`) and, for kernel k-means, both labellings' mean objective computed by one
+function.
 
 - ``kkm_digits``, ``kkm_blobs``: :class:`~mkclust.algorithms.KernelKMeans` against tslearn's
   ``KernelKMeans(kernel="precomputed")`` (tslearn is optional: these lines say ``skipped`` without
