@@ -282,6 +282,8 @@ def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: i
         try:
             lam, vec = scipy.sparse.linalg.eigsh(op, k=k, which="LA", v0=v0, tol=tol)
         except (_OverBudget, scipy.sparse.linalg.ArpackNoConvergence):
+            if max_products is None:      # no budget asked for: ARPACK's own failure is the caller's
+                raise
             logging.getLogger(__name__).info("eigsh: %d products without converging (budget %s, n = %d, k = %d): "
                                              "the dense eigensolver instead", count[0], max_products, n, k)
         else:
