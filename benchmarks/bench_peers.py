@@ -63,11 +63,6 @@ def _gaussian(X):
     return rbf_kernel(X, gamma=1.0 / (2.0 * X.var() * X.shape[1]))
 
 
-def _digits():
-    X, y = load_digits(return_X_y=True)
-    return X, y
-
-
 def _blobs(n):
     return make_blobs(n_samples=n, n_features=50, centers=8, cluster_std=3.0, random_state=0)
 
@@ -121,7 +116,7 @@ def compare(name, y, ours, peer, repeat, peer_name, K=None):
 
 def cases(repeat):
     """The comparisons, as (name, thunk returning the record or None when skipped)."""
-    Xd, yd = _digits()
+    Xd, yd = load_digits(return_X_y=True)
     Kd = _gaussian(Xd)
     Tk = _tslearn_kkm()
     out = []
