@@ -1,12 +1,15 @@
 """The cause of each table cell far from its published value: the rows of the causes file
 (:func:`mkclust.repro.reference.load_causes`) matched to the cells, and the seed-noise rule for
-columns whose published values are means over random starts."""
+columns whose published values are means over random starts; and the yardstick of a published
+value that carries no information about the classes (:func:`closest_independent_labelling`)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
+from scipy.stats import hypergeom
 
 from mkclust.repro.reference import load_causes
 from mkclust.repro.reporting.reference_run import noise_limit
@@ -79,3 +82,47 @@ def gap_groups(tidy: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
 def cell_list(cells: pd.DataFrame) -> str:
     """'dataset column metric (diff)' of each cell, comma-separated."""
     return ", ".join(f"{r.dataset} {r.column} {r.metric} ({r.diff:+.3f})" for r in cells.itertuples())
+
+
+def independent_labelling(class_sizes: tuple[int, int], cluster_size: int) -> dict[str, float]:
+    """Mean and standard deviation of the one-to-one accuracy (Hungarian; for two clusters the better
+    of the two matchings) and the Rand index of a two-cluster labelling with clusters of
+    ``cluster_size`` and n - ``cluster_size`` samples drawn independently of a two-class labelling
+    with ``class_sizes``: exact, from the hypergeometric law of the contingency table's one free count
+    (class 1 in cluster 1), which fixes both metrics. The yardstick of ``published-degenerate`` causes:
+    a published value this law explains carries no information about the classes."""
+    a, n = int(class_sizes[1]), int(sum(class_sizes))
+    m = int(cluster_size)
+    if not 0 < m < n or min(class_sizes) < 1:
+        raise ValueError(f"cluster size {m} and class sizes {class_sizes}: both must split n = {n} into two parts")
+    k = np.arange(max(0, m + a - n), min(a, m) + 1)
+    p = hypergeom(n, a, m).pmf(k)
+    n11, n10, n01 = k, a - k, m - k
+    n00 = n - a - n01
+
+    def pairs(x):   # the pairs within a cell or a margin
+        return x * (x - 1) / 2.0
+
+    acc = np.maximum(n11 + n00, n10 + n01) / n
+    ri = 1 + (2 * (pairs(n11) + pairs(n10) + pairs(n01) + pairs(n00)) - pairs(a) - pairs(n - a) - pairs(m)
+              - pairs(n - m)) / pairs(n)
+    out = {}
+    for name, v in (("acc", acc), ("ri", ri)):
+        mean = float(p @ v)
+        out[name], out[name + "_sd"] = mean, float(np.sqrt(max(p @ (v - mean) ** 2, 0.0)))
+    return out
+
+
+def closest_independent_labelling(class_sizes: tuple[int, int], acc: float, ri: float) -> tuple[int, float, dict]:
+    """The cluster size m (m <= n/2; m and n - m are one labelling) whose independent labelling
+    (:func:`independent_labelling`) lies nearest the pair (``acc``, ``ri``), measured by the larger of
+    the two distances in standard deviations; returns (m, that distance, its moments). One free size
+    for two published numbers: a pair within two standard deviations lies on the curve that labellings
+    blind to the classes trace."""
+    best = None
+    for m in range(1, sum(class_sizes) // 2 + 1):
+        mo = independent_labelling(class_sizes, m)
+        z = max(abs(acc - mo["acc"]) / max(mo["acc_sd"], 1e-12), abs(ri - mo["ri"]) / max(mo["ri_sd"], 1e-12))
+        if best is None or z < best[1]:
+            best = (m, z, mo)
+    return best
