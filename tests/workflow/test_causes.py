@@ -35,3 +35,16 @@ def test_closest_independent_labelling_finds_the_size_and_refuses_a_real_cluster
     assert near["acc"] == pytest.approx(225 / 306, abs=0.01)
     with pytest.raises(ValueError):
         independent_labelling((70, 30), 0)
+
+
+def test_two_cluster_rand_index_is_a_function_of_the_accuracy():
+    """The identity the published-inconsistent causes use: with two classes and two clusters the
+    pairs split differently are the correctly times the wrongly assigned samples, so RI = 1 - 2 acc
+    (1 - acc) n / (n - 1), whatever the class and cluster sizes."""
+    rng = np.random.default_rng(1)
+    for n in (7, 50, 653):
+        y = rng.integers(0, 2, n)
+        for _ in range(20):
+            z = np.where(rng.random(n) < rng.random(), y, 1 - y) if n > 7 else rng.integers(0, 2, n)
+            a = one_to_one_acc(y, z)
+            assert rand_index(y, z) == pytest.approx(1 - 2 * a * (1 - a) * n / (n - 1), abs=1e-12)
