@@ -1,7 +1,7 @@
 """The cause of each table cell far from its published value: the rows of the causes file
 (:func:`mkclust.repro.reference.load_causes`) matched to the cells, and the seed-noise rule for
 columns whose published values are means over random starts; and the yardstick of a published
-value that carries no information about the classes (:func:`closest_independent_labelling`)."""
+value at chance level (:func:`closest_independent_labelling`)."""
 
 from __future__ import annotations
 
@@ -89,8 +89,8 @@ def independent_labelling(class_sizes: tuple[int, int], cluster_size: int) -> di
     of the two matchings) and the Rand index of a two-cluster labelling with clusters of
     ``cluster_size`` and n - ``cluster_size`` samples drawn independently of a two-class labelling
     with ``class_sizes``: exact, from the hypergeometric law of the contingency table's one free count
-    (class 1 in cluster 1), which fixes both metrics. The yardstick of ``published-degenerate`` causes:
-    a published value this law explains carries no information about the classes."""
+    (class 1 in cluster 1), which fixes both metrics. The yardstick of chance-level
+    ``published-degenerate`` causes (:func:`closest_independent_labelling`)."""
     a, n = int(class_sizes[1]), int(sum(class_sizes))
     m = int(cluster_size)
     if not 0 < m < n or min(class_sizes) < 1:
@@ -116,9 +116,11 @@ def independent_labelling(class_sizes: tuple[int, int], cluster_size: int) -> di
 def closest_independent_labelling(class_sizes: tuple[int, int], acc: float, ri: float) -> tuple[int, float, dict]:
     """The cluster size m (m <= n/2; m and n - m are one labelling) whose independent labelling
     (:func:`independent_labelling`) lies nearest the pair (``acc``, ``ri``), measured by the larger of
-    the two distances in standard deviations; returns (m, that distance, its moments). One free size
-    for two published numbers: a pair within two standard deviations lies on the curve that labellings
-    blind to the classes trace."""
+    the two distances in standard deviations; returns (m, that distance, its moments). What a pair
+    within two standard deviations shows is weaker than it looks: over m, chance covers every accuracy
+    from the equal split's to the one-cluster value (the majority rate), and with two clusters the Rand
+    index follows from the accuracy (RI = 1 - 2 acc (1 - acc) n / (n - 1)), so such a pair scores no
+    better than a labelling blind to the classes; it is not shown to be one."""
     best = None
     for m in range(1, sum(class_sizes) // 2 + 1):
         mo = independent_labelling(class_sizes, m)
