@@ -84,6 +84,14 @@ def cell_list(cells: pd.DataFrame) -> str:
     return ", ".join(f"{r.dataset} {r.column} {r.metric} ({r.diff:+.3f})" for r in cells.itertuples())
 
 
+def two_cluster_rand_index(acc, n: int):
+    """The Rand index of a two-cluster labelling of n samples of two classes from its one-to-one
+    accuracy alone: the pairs the two partitions split differently are the correctly times the wrongly
+    assigned samples, so RI = 1 - 2 acc (1 - acc) n / (n - 1) (the identity behind the
+    ``published-inconsistent`` causes of two-class tables)."""
+    return 1.0 - 2.0 * acc * (1.0 - acc) * n / (n - 1)
+
+
 def independent_labelling(class_sizes: tuple[int, int], cluster_size: int) -> dict[str, float]:
     """Mean and standard deviation of the one-to-one accuracy (Hungarian; for two clusters the better
     of the two matchings) and the Rand index of a two-cluster labelling with clusters of
@@ -99,13 +107,8 @@ def independent_labelling(class_sizes: tuple[int, int], cluster_size: int) -> di
     p = hypergeom(n, a, m).pmf(k)
     n11, n10, n01 = k, a - k, m - k
     n00 = n - a - n01
-
-    def pairs(x):   # the pairs within a cell or a margin
-        return x * (x - 1) / 2.0
-
     acc = np.maximum(n11 + n00, n10 + n01) / n
-    ri = 1 + (2 * (pairs(n11) + pairs(n10) + pairs(n01) + pairs(n00)) - pairs(a) - pairs(n - a) - pairs(m)
-              - pairs(n - m)) / pairs(n)
+    ri = two_cluster_rand_index(acc, n)
     out = {}
     for name, v in (("acc", acc), ("ri", ri)):
         mean = float(p @ v)
