@@ -248,6 +248,7 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tmp_path_factory):
     assert (wd / "figures/tinypaper/table2.csv").exists()
     # groups: KM 2, KKM 4, NC 4, MKC 2, timing 2 + 4, rmkkm 8, gumkl 6, scmk 2
     assert len(list((wd / "data/runs").rglob("*.json"))) == 40
+    assert not list((wd / "data/runs").rglob("*.partial"))   # the runs kept while a job ran go with it
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(smk(wd, "-n"))
 
 

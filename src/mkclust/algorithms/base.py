@@ -233,10 +233,12 @@ class SharedStartBatch:
         return self._fit_from(prepared, start, time.perf_counter() - t0)
 
     @classmethod
-    def fit_batch(cls, estimators, K) -> list:
-        """Fit several estimators on one kernel K; returns them, fitted (see the class docstring)."""
+    def fit_batch(cls, estimators, K, done: dict | None = None) -> list:
+        """Fit several estimators on one kernel K; returns them, fitted (see the class docstring).
+        ``done``: the computations of earlier calls on the same K (start key -> fitted estimator),
+        shared with this one and added to, so that several calls compute what one batch would."""
         estimators, groups = batch_groups(cls, estimators, cls.PREPARE_KEY)
-        done = {}
+        done = {} if done is None else done
         for group in groups:
             prepared = group[0]._prepare(K)
             for e in group:

@@ -15,9 +15,10 @@ from mkclust import metrics as _metrics
 from mkclust._validation import assume_psd, check_psd
 from mkclust.repro.errors import ConfigError
 from mkclust.algorithms import ALGORITHMS, get_estimator
-from mkclust.algorithms.base import NotFinished
+from mkclust.algorithms.base import NotFinished, SharedStartBatch
 from mkclust.datasets import Dataset
 from mkclust.kernels import KernelBank
+from mkclust.repro.checkpoint import GroupCheckpoint
 from mkclust.repro.inputs import run_input
 from mkclust.repro.provenance import record_versions
 from mkclust.repro.pseudo import IMBALANCED_ABOVE, class_imbalance, lockstep_inputs, resolve_balance, split_pseudo
@@ -68,10 +69,11 @@ def run_one(run: Run, dataset_path, bank_path=None) -> dict:
     return run_group([run], dataset_path, bank_path)[0]
 
 
-def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
+def run_group(runs: list[Run], dataset_path, bank_path=None, checkpoint=None) -> list[dict]:
     """Fit the runs of one group (same estimator, dataset and bank; one per seed, and one per value
     of each batched parameter), loading the dataset and the bank once; returns their records in
-    order."""
+    order. With ``checkpoint`` (a folder), each finished run's record is kept there and a run kept
+    by an earlier attempt is not fitted again (:mod:`mkclust.repro.checkpoint`)."""
     if len({r.group for r in runs}) != 1:
         raise ValueError("run_group takes the runs of one group")
     ds = Dataset.load(dataset_path)
@@ -87,6 +89,9 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
         log.info("%s is imbalanced (class imbalance %.3f > %g): balance %s", runs[0].dataset, imbalance,
                  IMBALANCED_ABOVE, sorted({d["balance"] for d in derived if d}))
     records: list = [None] * len(runs)
+    saved = None if checkpoint is None else GroupCheckpoint(checkpoint, [dataset_path, bank_path])
+    if saved is not None and len(saved):
+        log.info("%d run record(s) kept in %s by an earlier attempt", len(saved), checkpoint)
     # per input (a batch over alpha, beta shares one): the runs fitted alone, then those in one batch;
     # ODMC (batch_alone_first) fits the first alone, so that its seconds per iteration are those of one fit
     cls = ALGORITHMS[runs[0].estimator]
@@ -107,10 +112,23 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
             for k in alone:
                 run, params = runs[k], split[k][0]
                 log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
-                est = get_estimator(run.estimator, random_state=run.seed, **params)
-                records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
+                records[k] = None if saved is None else saved.get(run)
+                if records[k] is None:
+                    est = get_estimator(run.estimator, random_state=run.seed, **params)
+                    records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
+                    if saved is not None:
+                        saved.put(run, records[k])
             if batch:
-                fitted = _fit_batch_records([(runs[k], split[k][0]) for k in batch], data, ds, kernel_name)
+                pairs = [(runs[k], split[k][0]) for k in batch]
+                if saved is not None and issubclass(cls, SharedStartBatch):
+                    fitted = _fit_shared_kept(pairs, data, ds, kernel_name, saved)
+                else:
+                    fitted = [None if saved is None else saved.get(run) for run, _ in pairs]
+                    if any(rec is None for rec in fitted):
+                        fitted = _fit_batch_records(pairs, data, ds, kernel_name)
+                        for (run, _), rec in zip(pairs, fitted):
+                            if saved is not None:
+                                saved.put(run, rec)
                 for k, rec in zip(batch, fitted):
                     records[k] = rec
     for rec, d in zip(records, derived):
@@ -118,16 +136,38 @@ def run_group(runs: list[Run], dataset_path, bank_path=None) -> list[dict]:
     return records
 
 
-def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name) -> list[dict]:
+def _fit_shared_kept(pairs: list, data, ds: Dataset, kernel_name, saved: GroupCheckpoint) -> list[dict]:
+    """The records of a batch of a :class:`~mkclust.algorithms.base.SharedStartBatch` estimator,
+    fitted one run at a time (one start-sharing cache across them, so the computations are those of
+    the whole batch) and each kept in ``saved`` as it ends: an interruption loses one fit, not the
+    batch. The seconds are then shared as a whole batch shares them: each run gets the sum over the
+    batch divided by its runs (a kept record holds the seconds of its own fit)."""
+    done: dict = {}
+    fitted = []
+    for pair in pairs:
+        rec = saved.get(pair[0])
+        if rec is None:
+            rec = saved.put(pair[0], _fit_batch_records([pair], data, ds, kernel_name, done=done)[0])
+        fitted.append(dict(rec))
+    for field in ("fit_seconds", "cpu_seconds"):
+        share = sum(rec[field] for rec in fitted) / len(fitted)
+        for rec in fitted:
+            rec[field] = share
+    return fitted
+
+
+def _fit_batch_records(batch: list, data, ds: Dataset, kernel_name, done: dict | None = None) -> list[dict]:
     """Records of (run, estimator parameters) pairs fitted together by their estimator's
     ``fit_batch``; each run's fit_seconds and cpu_seconds are the batch's divided by its runs. A
     fit that did not finish inside the batch holds its NotFinished in ``not_finished_`` (GMMC) and
-    is recorded as N/A with its reason, as a NotFinished raised by ``fit``."""
+    is recorded as N/A with its reason, as a NotFinished raised by ``fit``. ``done``: the
+    start-sharing cache of a :class:`~mkclust.algorithms.base.SharedStartBatch` estimator, shared
+    with other calls."""
     ests = [get_estimator(run.estimator, random_state=run.seed, **params) for run, params in batch]
     log.info("fit %d runs of %s (%s) on %s/%s in one batch", len(batch), batch[0][0].algorithm,
              batch[0][0].estimator, batch[0][0].dataset, batch[0][0].bank)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    type(ests[0]).fit_batch(ests, data)
+    type(ests[0]).fit_batch(ests, data, **({} if done is None else {"done": done}))
     share = ((time.perf_counter() - wall0) / len(batch), (time.process_time() - cpu0) / len(batch))
     return [_fit_record(run, est, data, ds, params, kernel_name, fitted=share)
             for (run, params), est in zip(batch, ests)]

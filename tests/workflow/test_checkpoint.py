@@ -1,0 +1,97 @@
+"""A run group stopped part-way resumes from its unfinished runs (mkclust.repro.checkpoint): the
+records kept by the stopped attempt are used again, only the rest is fitted, and the group's records
+equal those of one uninterrupted attempt."""
+
+import json
+
+import numpy as np
+import pytest
+
+from mkclust.algorithms import ODMC
+from mkclust.repro import runner
+from mkclust.repro.checkpoint import GroupCheckpoint
+from mkclust.repro.inputs import make_bank, make_dataset
+from mkclust.repro.planning import Run
+from mkclust.repro.runner import run_group
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 50}})
+    ds.save(tmp_path / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
+    return tmp_path / "ds.npz", tmp_path / "bank.npz"
+
+
+def _lgmmc_runs():
+    return [Run("e", "LG-MMC", "lgmmc", "ds", "b", json.dumps({"kernel": 1, "C": C, "max_labels": 5}), seed,
+                batch="C") for C in (1, 100) for seed in range(4)]
+
+
+class _Stop(RuntimeError):
+    pass
+
+
+def _same(a, b):
+    keep = ("labels", "metrics", "objective", "n_iter", "status", "seed", "params")
+    return [{k: r[k] for k in keep} for r in a] == [{k: r[k] for k in keep} for r in b]
+
+
+def test_a_stopped_lgmmc_group_resumes_from_its_kept_runs(inputs, tmp_path, monkeypatch):
+    runs = _lgmmc_runs()
+    whole = run_group(runs, *inputs)
+    fits = []
+    real = runner._fit_batch_records
+
+    def counted(batch, *args, stop_after=None, **kw):
+        if stop_after is not None and len(fits) >= stop_after:
+            raise _Stop
+        fits.append([run.seed for run, _ in batch])
+        return real(batch, *args, **kw)
+
+    folder = tmp_path / "g.json.partial"
+    monkeypatch.setattr(runner, "_fit_batch_records", lambda *a, **kw: counted(*a, stop_after=3, **kw))
+    with pytest.raises(_Stop):
+        run_group(runs, *inputs, checkpoint=folder)
+    assert len(fits) == 3 and len(GroupCheckpoint(folder, inputs)) == 3     # one run per fit, each kept
+    fits.clear()
+    monkeypatch.setattr(runner, "_fit_batch_records", counted)
+    resumed = run_group(runs, *inputs, checkpoint=folder)
+    assert len(fits) == len(runs) - 3                                       # the kept runs were not fitted again
+    assert _same(resumed, whole)
+    shares = {(r["fit_seconds"], r["cpu_seconds"]) for r in resumed}
+    assert len(shares) == 1                                                 # the seconds shared as a batch shares them
+    fits.clear()
+    assert _same(run_group(runs, *inputs, checkpoint=folder), whole) and fits == []
+
+
+def test_kept_runs_are_not_used_for_other_inputs_or_runs(inputs, tmp_path, monkeypatch):
+    ds_path, bank_path = inputs
+    runs = _lgmmc_runs()[:2]
+    folder = tmp_path / "g.json.partial"
+    run_group(runs, ds_path, bank_path, checkpoint=folder)
+    kept = GroupCheckpoint(folder, inputs)
+    assert all(kept.get(run) is not None for run in runs)
+    other_seed = Run(**{**runs[0].spec(), "seed": 7})
+    assert kept.get(other_seed) is None
+    bank = np.load(bank_path, allow_pickle=False)
+    changed = {k: bank[k] for k in bank.files}
+    changed["K"] = changed["K"] * 2.0
+    np.savez(bank_path, **changed)                                          # same file name, other bytes
+    assert GroupCheckpoint(folder, inputs).get(runs[0]) is None
+
+
+def test_a_batch_fitted_at_once_is_kept_whole_and_read_back(inputs, tmp_path, monkeypatch):
+    """ODMC's batch is one vectorised computation: kept when it ends, and read back instead of fitted."""
+    runs = [Run("e", "ODMC", "odmc", "ds", "b", json.dumps({"kernel": 1, "lam": lam, "max_iter": 200}), 0,
+                batch="lam") for lam in (1, 10, 100)]
+    folder = tmp_path / "o.json.partial"
+    first = run_group(runs, *inputs, checkpoint=folder)
+    assert len(GroupCheckpoint(folder, inputs)) == 3
+
+    def no_fit(*a, **kw):
+        raise AssertionError("fitted again")
+
+    monkeypatch.setattr(ODMC, "fit_batch", classmethod(no_fit))
+    monkeypatch.setattr(ODMC, "fit", no_fit)
+    assert _same(run_group(runs, *inputs, checkpoint=folder), first)
