@@ -1,7 +1,8 @@
 """The cause of each table cell far from its published value: the rows of the causes file
 (:func:`mkclust.repro.reference.load_causes`) matched to the cells, and the seed-noise rule for
 columns whose published values are means over random starts; and the yardstick of a published
-value at chance level (:func:`closest_independent_labelling`)."""
+value at chance level (:func:`closest_independent_labelling`); and the two-cluster models' objectives with
+the labels held fixed (:func:`lgmmc_objective_at`, :func:`odmc_objective_at`)."""
 
 from __future__ import annotations
 
@@ -131,3 +132,65 @@ def closest_independent_labelling(class_sizes: tuple[int, int], acc: float, ri: 
         if best is None or z < best[1]:
             best = (m, z, mo)
     return best
+
+
+def _factor(K: np.ndarray, center: bool) -> np.ndarray:
+    """L with L L' = the (centred) kernel, from its eigenvalues above 1e-12 of the largest."""
+    from mkclust.kernels import center_kernel
+
+    w, V = np.linalg.eigh(center_kernel(K) if center else np.asarray(K, dtype=np.float64))
+    keep = w > 1e-12 * max(float(w[-1]), 1e-300)
+    return V[:, keep] * np.sqrt(w[keep])
+
+
+def _solve(objective, constraints) -> float:
+    """The optimal value of a concave maximisation, by cvxpy and Clarabel (an interior point, a solver
+    independent of the fits' own)."""
+    import cvxpy as cp
+
+    problem = cp.Problem(cp.Maximize(objective), constraints)
+    value = problem.solve(solver=cp.CLARABEL)
+    if problem.status != cp.OPTIMAL:
+        raise RuntimeError(f"the fixed-label objective's maximisation ended {problem.status}")
+    return float(value)
+
+
+def _signs(labels) -> np.ndarray:
+    labels = np.asarray(labels)
+    if np.unique(labels).size > 2:
+        raise ValueError("a two-cluster objective takes two clusters")
+    return np.where(labels == labels[0], 1.0, -1.0)
+
+
+def lgmmc_objective_at(K: np.ndarray, labels, C: float, center: bool = True) -> float:
+    """LG-MMC's objective with its labels held fixed: one label kernel, J(y) = max_{0 <= a <= C} e'a -
+    1/2 a'(K o yy')a (the minimax problem of :mod:`mkclust.algorithms.lgmmc` with B = {y}), on the
+    centred kernel as the fit uses it. The minimax chooses the labelling of smallest J (largest
+    margin), so J(own labels) < J(true labels) says the model prefers what it found: the
+    ``model-prefers-other`` evidence of the ODMC table's LG-MMC cells. The labels' balance is not
+    imposed (J is defined for any y)."""
+    import cvxpy as cp
+
+    y = _signs(labels)
+    L = _factor(K, center)
+    a = cp.Variable(len(y))
+    return _solve(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, a)), [a >= 0, a <= float(C)])
+
+
+def odmc_objective_at(K: np.ndarray, labels, lam: float, nu: float, theta: float, center: bool = True) -> float:
+    """ODMC's objective with its labels held fixed: max over alpha >= 0 of G(alpha, y) of Eq. 3 (the
+    optimal margin distribution machine's dual, :mod:`mkclust.algorithms.odmc`), on the centred
+    kernel as the fit uses it. G is strongly concave, so the maximiser is unique and bounded (ODMC's
+    box [0, tau] holds it); the minimax relaxation prefers the labelling of smallest value, so the
+    value at the fit's labels against the true ones is the ``model-prefers-other`` evidence of the
+    ODMC table's ODMC cells."""
+    import cvxpy as cp
+
+    y = _signs(labels)
+    n = len(y)
+    L = _factor(K, center)
+    kappa = n * (1.0 - theta) ** 2 / (4.0 * lam)
+    a1, a2 = cp.Variable(n), cp.Variable(n)
+    G = (-0.5 * cp.sum_squares(L.T @ cp.multiply(y, a1 - a2)) - kappa * (cp.sum_squares(a1) + cp.sum_squares(a2) / nu)
+         + (1.0 - theta) * cp.sum(a1) - (1.0 + theta) * cp.sum(a2))
+    return _solve(G, [a1 >= 0, a2 >= 0])
