@@ -135,12 +135,11 @@ def closest_independent_labelling(class_sizes: tuple[int, int], acc: float, ri: 
 
 
 def _factor(K: np.ndarray, center: bool) -> np.ndarray:
-    """L with L L' = the (centred) kernel, from its eigenvalues above 1e-12 of the largest."""
-    from mkclust.kernels import center_kernel
+    """F with F F' = the (centred) kernel (:func:`mkclust.kernels.feature_map`, every eigenpair above
+    rounding)."""
+    from mkclust.kernels import center_kernel, feature_map
 
-    w, V = np.linalg.eigh(center_kernel(K) if center else np.asarray(K, dtype=np.float64))
-    keep = w > 1e-12 * max(float(w[-1]), 1e-300)
-    return V[:, keep] * np.sqrt(w[keep])
+    return feature_map(center_kernel(K) if center else K)
 
 
 def _solve(objective, constraints) -> float:
