@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from importlib import resources
 import logging
 from pathlib import Path
 
@@ -35,12 +36,11 @@ def _file_digest(path, chunk: int = 1 << 22) -> str:
 
 def algorithms_digest() -> str:
     """sha256 of the source files of ``mkclust.algorithms`` (names and bytes, in name order)."""
-    from mkclust import algorithms
-
     h = hashlib.sha256()
-    for path in sorted(Path(algorithms.__file__).parent.glob("*.py")):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
+    sources = [f for f in resources.files("mkclust.algorithms").iterdir() if f.name.endswith(".py")]
+    for source in sorted(sources, key=lambda f: f.name):
+        h.update(source.name.encode())
+        h.update(source.read_bytes())
     return h.hexdigest()
 
 
