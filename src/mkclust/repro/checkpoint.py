@@ -19,19 +19,12 @@ import logging
 from pathlib import Path
 
 from mkclust._io import write_json
+from mkclust.datasets.download import sha256_file
 from mkclust.repro.provenance import record_versions
 from mkclust.repro.run_spec import Run
 
 log = logging.getLogger("mkclust.repro.checkpoint")
 SUFFIX = ".json.kept"   # not *.json: a kept record is not a records file to anything that looks for those
-
-
-def _file_digest(path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def algorithms_digest() -> str:
@@ -50,7 +43,7 @@ class GroupCheckpoint:
 
     def __init__(self, folder, inputs):
         self.folder = Path(folder)
-        self._context = {"inputs": [_file_digest(p) for p in inputs if p is not None],
+        self._context = {"inputs": [sha256_file(p) for p in inputs if p is not None],
                          "versions": record_versions(), "algorithms": algorithms_digest()}
 
     def _path(self, run: Run) -> Path:

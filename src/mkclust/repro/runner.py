@@ -112,12 +112,9 @@ def run_group(runs: list[Run], dataset_path, bank_path=None, checkpoint=None) ->
             for k in alone:
                 run, params = runs[k], split[k][0]
                 log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
-                records[k] = None if saved is None else saved.get(run)
-                if records[k] is None:
-                    est = get_estimator(run.estimator, random_state=run.seed, **params)
-                    records[k] = _fit_record(run, est, data, ds, params, kernel_name, pseudo.get("fit_subset"))
-                    if saved is not None:
-                        saved.put(run, records[k])
+                records[k] = _kept_or_fit(saved, run, lambda: _fit_record(
+                    run, get_estimator(run.estimator, random_state=run.seed, **params), data, ds, params,
+                    kernel_name, pseudo.get("fit_subset")))
             if batch:
                 pairs = [(runs[k], split[k][0]) for k in batch]
                 if saved is not None and issubclass(cls, SharedStartBatch):
@@ -136,6 +133,16 @@ def run_group(runs: list[Run], dataset_path, bank_path=None, checkpoint=None) ->
     return records
 
 
+def _kept_or_fit(saved: GroupCheckpoint | None, run: Run, fit) -> dict:
+    """``run``'s record kept in ``saved``, or ``fit()``'s, then kept there (no checkpoint: ``fit()``)."""
+    rec = None if saved is None else saved.get(run)
+    if rec is None:
+        rec = fit()
+        if saved is not None:
+            saved.put(run, rec)
+    return rec
+
+
 def _fit_shared_kept(pairs: list, data, ds: Dataset, kernel_name, saved: GroupCheckpoint) -> list[dict]:
     """The records of a batch of a :class:`~mkclust.algorithms.base.SharedStartBatch` estimator,
     fitted one run at a time (one start-sharing cache across them, so the computations are those of
@@ -144,11 +151,9 @@ def _fit_shared_kept(pairs: list, data, ds: Dataset, kernel_name, saved: GroupCh
     batch divided by its runs (a kept record holds the seconds of its own fit)."""
     done: dict = {}
     fitted = []
-    for pair in pairs:
-        rec = saved.get(pair[0])
-        if rec is None:
-            rec = saved.put(pair[0], _fit_batch_records([pair], data, ds, kernel_name, done=done)[0])
-        fitted.append(dict(rec))
+    for pair in pairs:       # fit() runs inside the call, so the lambda's pair is this one
+        fitted.append(dict(_kept_or_fit(saved, pair[0],
+                                        lambda: _fit_batch_records([pair], data, ds, kernel_name, done=done)[0])))
     for field in ("fit_seconds", "cpu_seconds"):
         share = sum(rec[field] for rec in fitted) / len(fitted)
         for rec in fitted:

@@ -185,10 +185,12 @@ def odmc_objective_at(K: np.ndarray, labels, lam: float, nu: float, theta: float
     ODMC table's ODMC cells."""
     import cvxpy as cp
 
+    from mkclust.algorithms._odm import odm_kappa
+
     y = _signs(labels)
     n = len(y)
     L = _factor(K, center)
-    kappa = n * (1.0 - theta) ** 2 / (4.0 * lam)
+    kappa = odm_kappa(n, lam, theta)
     a1, a2 = cp.Variable(n), cp.Variable(n)
     G = (-0.5 * cp.sum_squares(L.T @ cp.multiply(y, a1 - a2)) - kappa * (cp.sum_squares(a1) + cp.sum_squares(a2) / nu)
          + (1.0 - theta) * cp.sum(a1) - (1.0 + theta) * cp.sum(a2))
