@@ -22,11 +22,21 @@ def main(argv=None) -> int:
                     "seconds (mkclust.repro.calibration), e.g. results/paper")
     ap.add_argument("--calibration", action="store_true", help="with --archive: print measured / estimated of "
                     "every archived (method, data set) instead")
+    ap.add_argument("--backtest", action="store_true", help="with --archive: price each piece from the pieces "
+                    "archived before it and print measured / estimated per piece instead (one calibration per piece)")
     args = ap.parse_args(argv)
     try:
         config = load(*(args.configfiles or ["config.yaml"]))
         p = plan(config)
         cal = None
+        if args.backtest and not args.archive:
+            raise ValueError("--backtest needs --archive (the archive whose pieces it prices)")
+        if args.archive and args.backtest:
+            from mkclust.repro import calibration
+            table = calibration.backtest(args.archive, p, progress=lambda name: print(
+                f"calibrating on the pieces before {name}", file=sys.stderr, flush=True))
+            print(calibration.format_backtest(table))
+            return 0
         if args.archive:
             from mkclust.repro import calibration
             cal, table = calibration.from_archive(args.archive, p)
