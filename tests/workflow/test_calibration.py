@@ -93,6 +93,9 @@ def test_the_backtest_prices_each_piece_from_the_pieces_before_it(monkeypatch):
     assert not np.allclose(b["class_model"], b["measured"], rtol=0.5)
     assert "pieces within 2x: 1 of 1 (each priced from the pieces before it; class models alone: 0)" \
         in CAL.format_backtest(bt)
+    monkeypatch.setattr(CAL, "_piece_frames", lambda archive: [("a", [frame(first)])])
+    with pytest.raises(ValueError, match="needs two"):
+        CAL.backtest("one piece", p)
 
 
 def test_group_seconds_keeps_the_class_model_where_the_archive_has_not_seen_the_method():

@@ -204,8 +204,12 @@ def backtest(archive, plan, progress=None) -> pd.DataFrame:
             rows.append((name, r.experiment, r.algorithm, r.dataset, measured,
                          cal.group_seconds(r.group, groups[r.group], r.typical), r.typical))
         before += frames
-    return pd.DataFrame(rows, columns=["piece", "experiment", "algorithm", "dataset", "measured", "estimate",
-                                       "class_model"])
+    table = pd.DataFrame(rows, columns=["piece", "experiment", "algorithm", "dataset", "measured", "estimate",
+                                        "class_model"])
+    if table["piece"].nunique() < 2:
+        raise ValueError(f"{archive} holds {table['piece'].nunique()} piece(s) of this configuration's groups: "
+                         "a backtest prices a piece from the pieces before it, so it needs two")
+    return table
 
 
 def _within(ratio: pd.Series) -> int:
