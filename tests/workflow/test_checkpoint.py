@@ -95,3 +95,43 @@ def test_a_batch_fitted_at_once_is_kept_whole_and_read_back(inputs, tmp_path, mo
     monkeypatch.setattr(ODMC, "fit_batch", classmethod(no_fit))
     monkeypatch.setattr(ODMC, "fit", no_fit)
     assert _same(run_group(runs, *inputs, checkpoint=folder), first)
+
+
+def test_the_code_a_run_is_keyed_by_is_its_estimators_imports():
+    """The closure follows the source's imports (lazy ones too), not what happens to be loaded: LG-MMC
+    runs its SVM, the label search and the kernels' centring, not ODMC's solver; ODMC the reverse."""
+    from mkclust.repro.checkpoint import source_closure
+    lgmmc = set(source_closure("mkclust.algorithms.lgmmc"))
+    odmc = set(source_closure("mkclust.algorithms.odmc"))
+    assert {"mkclust.algorithms._box_svm", "mkclust.algorithms._labels", "mkclust.algorithms.base",
+            "mkclust.kernels"} <= lgmmc
+    assert not {"mkclust.algorithms.odmc", "mkclust.algorithms._odmc_solver", "mkclust.algorithms"} & lgmmc
+    assert "mkclust.algorithms._odmc_solver" in odmc and "mkclust.algorithms._box_svm" not in odmc
+    assert "mkclust.algorithms._labels" in odmc & lgmmc
+
+
+def test_kept_runs_outlive_a_change_to_code_they_do_not_run(inputs, tmp_path, monkeypatch):
+    """An LG-MMC group's kept runs are found after ODMC's solver changes and not after the label search
+    they both run changes; records kept under the older digest of all of mkclust.algorithms are
+    found while that source is unchanged."""
+    from mkclust.repro import checkpoint
+    runs = _lgmmc_runs()[:2]
+    folder = tmp_path / "g.json.partial"
+    run_group(runs, *inputs, checkpoint=folder)
+    real = checkpoint.module_source
+
+    def edited(module):
+        def source(m):
+            return real(m) + b"\n# edited\n" if m == module else real(m)
+        return source
+    monkeypatch.setattr(checkpoint, "module_source", edited("mkclust.algorithms._odmc_solver"))
+    assert all(GroupCheckpoint(folder, inputs).get(run) is not None for run in runs)
+    monkeypatch.setattr(checkpoint, "module_source", edited("mkclust.algorithms._labels"))
+    assert all(GroupCheckpoint(folder, inputs).get(run) is None for run in runs)
+    monkeypatch.setattr(checkpoint, "module_source", real)
+    kept = GroupCheckpoint(folder, inputs)
+    record = kept.get(runs[0])
+    kept._path(runs[0]).rename(kept._path(runs[0], legacy=True))           # as a record kept before 2026-11-28
+    assert GroupCheckpoint(folder, inputs).get(runs[0]) == record
+    monkeypatch.setattr(checkpoint, "algorithms_digest", lambda: "another source")
+    assert GroupCheckpoint(folder, inputs).get(runs[0]) is None

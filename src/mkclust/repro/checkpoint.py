@@ -7,11 +7,16 @@ and removes it once the records file is written.
 A kept record is used again only for the same run, computed the same way: its file name is a digest
 of the run's spec, of the bytes of the group's input files (data set and kernel bank), of the
 package versions a record lists (:func:`mkclust.repro.provenance.record_versions`) and of the source
-of ``mkclust.algorithms`` (the code that decides labels). Anything else finds no record and fits.
+of the code that decides the run's labels: the estimator's module and every module of the package it
+imports, transitively (:func:`source_closure`), so a change to ODMC's code leaves LG-MMC's kept runs
+valid and a change to the label search they share voids both. Anything else finds no record and fits.
+Records kept before 2026-11-28 were named with the source of all of ``mkclust.algorithms`` instead
+(:func:`algorithms_digest`); they are still found while that source is the same.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from importlib import resources
@@ -25,15 +30,83 @@ from mkclust.repro.run_spec import Run
 
 log = logging.getLogger("mkclust.repro.checkpoint")
 SUFFIX = ".json.kept"   # not *.json: a kept record is not a records file to anything that looks for those
+PACKAGE = "mkclust"
 
 
 def algorithms_digest() -> str:
-    """sha256 of the source files of ``mkclust.algorithms`` (names and bytes, in name order)."""
+    """sha256 of the source files of ``mkclust.algorithms`` (names and bytes, in name order): the code
+    digest of records kept before 2026-11-28."""
     h = hashlib.sha256()
     sources = [f for f in resources.files("mkclust.algorithms").iterdir() if f.name.endswith(".py")]
     for source in sorted(sources, key=lambda f: f.name):
         h.update(source.name.encode())
         h.update(source.read_bytes())
+    return h.hexdigest()
+
+
+def module_source(module: str) -> bytes | None:
+    """The source of a module of the package (``mkclust.x.y``: ``x/y.py``, or ``x/y/__init__.py`` for a
+    package), read through importlib.resources; None if it is not one."""
+    parent, _, name = module.rpartition(".")
+    try:
+        candidate = resources.files(parent) / f"{name}.py"
+        if candidate.is_file():
+            return candidate.read_bytes()
+        candidate = resources.files(module) / "__init__.py"
+        return candidate.read_bytes() if candidate.is_file() else None
+    except (ModuleNotFoundError, TypeError):   # not a package, or a name inside a module
+        return None
+
+
+def _imported(module: str, source: bytes) -> set[str]:
+    """The package's modules that ``source`` imports anywhere (a function's lazy import counts):
+    ``import a.b``, ``from a.b import c`` (a.b.c where c is a module, else a.b), relative forms too."""
+    out = set()
+    is_package = _is_package(module)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor[:len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join(anchor + ([base] if base else []))
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                out.add(sub if module_source(sub) is not None else base)
+    return {m for m in out if m == PACKAGE or m.startswith(PACKAGE + ".")}
+
+
+def _is_package(module: str) -> bool:
+    try:
+        return (resources.files(module) / "__init__.py").is_file()
+    except (ModuleNotFoundError, TypeError):
+        return False
+
+
+def source_closure(module: str) -> list[str]:
+    """``module`` and every module of the package its source imports, transitively, in name order
+    (read with ast, not imported: what a fit can run, not what happens to be loaded)."""
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        source = module_source(m)
+        if source is None:
+            continue
+        seen.add(m)
+        todo.extend(_imported(m, source) - seen)
+    return sorted(seen)
+
+
+def code_digest(module: str) -> str:
+    """sha256 of the sources of :func:`source_closure` of ``module`` (names and bytes, in name order)."""
+    h = hashlib.sha256()
+    for m in source_closure(module):
+        h.update(m.encode())
+        h.update(module_source(m))
     return h.hexdigest()
 
 
@@ -44,17 +117,27 @@ class GroupCheckpoint:
     def __init__(self, folder, inputs):
         self.folder = Path(folder)
         self._context = {"inputs": [sha256_file(p) for p in inputs if p is not None],
-                         "versions": record_versions(), "algorithms": algorithms_digest()}
+                         "versions": record_versions()}
+        self._code: dict[str, str] = {}
 
-    def _path(self, run: Run) -> Path:
-        text = json.dumps({"run": run.spec(), **self._context}, sort_keys=True)
+    def _path(self, run: Run, legacy: bool = False) -> Path:
+        if legacy:
+            code = {"algorithms": self._code.setdefault("", algorithms_digest())}
+        else:
+            from mkclust.algorithms import ALGORITHMS
+            module = ALGORITHMS[run.estimator].__module__
+            code = {"code": self._code.setdefault(module, code_digest(module))}
+        text = json.dumps({"run": run.spec(), **self._context, **code}, sort_keys=True)
         return self.folder / f"{hashlib.sha256(text.encode()).hexdigest()[:24]}{SUFFIX}"
 
     def get(self, run: Run) -> dict | None:
-        """The kept record of ``run``, or None."""
+        """The kept record of ``run`` (named by its code's digest, or by the older digest of all of
+        ``mkclust.algorithms``), or None."""
         path = self._path(run)
         if not path.exists():
-            return None
+            path = self._path(run, legacy=True)
+            if not path.exists():
+                return None
         log.info("run %s seed %d: its record kept by an earlier attempt (%s)", run.params_json, run.seed, path.name)
         return json.loads(path.read_text(encoding="utf-8"))
 
