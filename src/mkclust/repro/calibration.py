@@ -193,12 +193,11 @@ def backtest(archive, plan, progress=None) -> pd.DataFrame:
     by the class models alone), beside their measured CPU seconds: one row per group with piece,
     experiment, algorithm, dataset, ``measured`` (CPU seconds per finished run times the planned
     runs), ``estimate`` (calibrated) and ``class_model``. ``progress(piece)`` is called per piece."""
-    rows, before = [], []
+    rows, before, groups = [], [], plan.run_groups()
     for name, frames in _piece_frames(archive):
         if progress:
             progress(name)
         cal = fit(measured_groups(before, plan)) if before else Calibration()
-        groups = plan.run_groups()
         for r in group_rows(frames, plan).itertuples(index=False):
             measured = max(r.cpu / r.runs, MIN_SECONDS) * r.planned
             rows.append((name, r.experiment, r.algorithm, r.dataset, measured,

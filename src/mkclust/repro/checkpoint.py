@@ -33,15 +33,20 @@ SUFFIX = ".json.kept"   # not *.json: a kept record is not a records file to any
 PACKAGE = "mkclust"
 
 
-def algorithms_digest() -> str:
-    """sha256 of the source files of ``mkclust.algorithms`` (names and bytes, in name order): the code
-    digest of records kept before 2026-11-28."""
+def _digest(named_sources) -> str:
+    """sha256 of (name, bytes) pairs, each name then its bytes, in the order given."""
     h = hashlib.sha256()
-    sources = [f for f in resources.files("mkclust.algorithms").iterdir() if f.name.endswith(".py")]
-    for source in sorted(sources, key=lambda f: f.name):
-        h.update(source.name.encode())
-        h.update(source.read_bytes())
+    for name, data in named_sources:
+        h.update(name.encode())
+        h.update(data)
     return h.hexdigest()
+
+
+def algorithms_digest() -> str:
+    """sha256 of the source files of ``mkclust.algorithms`` (file names and bytes, in name order): the
+    code digest of records kept before 2026-11-28."""
+    sources = [f for f in resources.files("mkclust.algorithms").iterdir() if f.name.endswith(".py")]
+    return _digest((f.name, f.read_bytes()) for f in sorted(sources, key=lambda f: f.name))
 
 
 def module_source(module: str) -> bytes | None:
@@ -103,11 +108,7 @@ def source_closure(module: str) -> list[str]:
 
 def code_digest(module: str) -> str:
     """sha256 of the sources of :func:`source_closure` of ``module`` (names and bytes, in name order)."""
-    h = hashlib.sha256()
-    for m in source_closure(module):
-        h.update(m.encode())
-        h.update(module_source(m))
-    return h.hexdigest()
+    return _digest((m, module_source(m)) for m in source_closure(module))
 
 
 class GroupCheckpoint:
