@@ -108,6 +108,18 @@ def test_the_code_a_run_is_keyed_by_is_its_estimators_imports():
     assert not {"mkclust.algorithms.odmc", "mkclust.algorithms._odmc_solver", "mkclust.algorithms"} & lgmmc
     assert "mkclust.algorithms._odmc_solver" in odmc and "mkclust.algorithms._box_svm" not in odmc
     assert "mkclust.algorithms._labels" in odmc & lgmmc
+    assert all(source for source in source_closure("mkclust.algorithms.lgmmc").values())
+
+
+def test_a_module_is_a_package_only_with_its_own_init():
+    """A plain module is not a package (``resources.files`` of one gives its package's folder since
+    Python 3.12, whose ``__init__.py`` must not count), so its relative imports anchor at its package."""
+    from mkclust.repro.checkpoint import _imported, _is_package, module_source
+    assert _is_package("mkclust") and _is_package("mkclust.algorithms")
+    assert not _is_package("mkclust.algorithms.lgmmc") and not _is_package("mkclust.algorithms.nothing")
+    assert module_source("mkclust.algorithms.nothing") is None
+    assert _imported("mkclust.algorithms.lgmmc", b"from ._labels import x\nfrom . import base\n") == {
+        "mkclust.algorithms._labels", "mkclust.algorithms.base"}
 
 
 def test_kept_runs_outlive_a_change_to_code_they_do_not_run(inputs, tmp_path, monkeypatch):

@@ -49,18 +49,32 @@ def algorithms_digest() -> str:
     return _digest((f.name, f.read_bytes()) for f in sorted(sources, key=lambda f: f.name))
 
 
-def module_source(module: str) -> bytes | None:
-    """The source of a module of the package (``mkclust.x.y``: ``x/y.py``, or ``x/y/__init__.py`` for a
-    package), read through importlib.resources; None if it is not one."""
+def _is_package(module: str) -> bool:
+    """Whether ``module`` names a package of ``mkclust`` (a folder with ``__init__.py``). Looked up from
+    its parent: since Python 3.12 ``resources.files`` of a plain module gives its package's folder."""
     parent, _, name = module.rpartition(".")
     try:
+        folder = resources.files(parent) / name if parent else resources.files(module)
+        return (folder / "__init__.py").is_file()
+    except (ModuleNotFoundError, TypeError):   # not a package, or a name inside a module
+        return False
+
+
+def _module_file(module: str):
+    """The source file of a module of the package (``mkclust.x.y``: ``x/y.py``, or ``x/y/__init__.py``
+    for a package) as an importlib.resources Traversable, or None if it is not one."""
+    parent, _, name = module.rpartition(".")
+    if parent and _is_package(parent):
         candidate = resources.files(parent) / f"{name}.py"
         if candidate.is_file():
-            return candidate.read_bytes()
-        candidate = resources.files(module) / "__init__.py"
-        return candidate.read_bytes() if candidate.is_file() else None
-    except (ModuleNotFoundError, TypeError):   # not a package, or a name inside a module
-        return None
+            return candidate
+    return resources.files(module) / "__init__.py" if _is_package(module) else None
+
+
+def module_source(module: str) -> bytes | None:
+    """The source of a module of the package (see :func:`_module_file`); None if it is not one."""
+    path = _module_file(module)
+    return None if path is None else path.read_bytes()
 
 
 def _imported(module: str, source: bytes) -> set[str]:
@@ -79,36 +93,30 @@ def _imported(module: str, source: bytes) -> set[str]:
                 base = ".".join(anchor + ([base] if base else []))
             for a in node.names:
                 sub = f"{base}.{a.name}"
-                out.add(sub if module_source(sub) is not None else base)
+                out.add(sub if _module_file(sub) is not None else base)
     return {m for m in out if m == PACKAGE or m.startswith(PACKAGE + ".")}
 
 
-def _is_package(module: str) -> bool:
-    try:
-        return (resources.files(module) / "__init__.py").is_file()
-    except (ModuleNotFoundError, TypeError):
-        return False
-
-
-def source_closure(module: str) -> list[str]:
-    """``module`` and every module of the package its source imports, transitively, in name order
-    (read with ast, not imported: what a fit can run, not what happens to be loaded)."""
-    seen, todo = set(), [module]
+def source_closure(module: str) -> dict[str, bytes]:
+    """``module`` and every module of the package its source imports, transitively, each with its
+    source, in name order (read with ast, not imported: what a fit can run, not what happens to be
+    loaded)."""
+    sources, todo = {}, [module]
     while todo:
         m = todo.pop()
-        if m in seen:
+        if m in sources:
             continue
         source = module_source(m)
         if source is None:
             continue
-        seen.add(m)
-        todo.extend(_imported(m, source) - seen)
-    return sorted(seen)
+        sources[m] = source
+        todo.extend(_imported(m, source) - sources.keys())
+    return dict(sorted(sources.items()))
 
 
 def code_digest(module: str) -> str:
     """sha256 of the sources of :func:`source_closure` of ``module`` (names and bytes, in name order)."""
-    return _digest((m, module_source(m)) for m in source_closure(module))
+    return _digest(source_closure(module).items())
 
 
 class GroupCheckpoint:
