@@ -111,8 +111,9 @@ def test_lgmmc_fit_equals_one_solving_the_silp_at_every_iteration():
         assert a.objective_ == b.objective_ and a.mkl_gap_ == pytest.approx(b.mkl_gap_, abs=1e-9)
 
 
+@pytest.mark.parametrize("svm_solver", ["dcd", "auto"])
 @pytest.mark.parametrize("n_labels", [3, 8])
-def test_lgmmc_multiple_kernel_svm_reaches_the_minimax_value(n_labels):
+def test_lgmmc_multiple_kernel_svm_reaches_the_minimax_value(n_labels, svm_solver):
     """For a fixed label set B, min_mu max_alpha equals max_alpha min_k (Sion), a concave program
     cvxpy solves independently; LG-MMC's MKL (bias-free SVMs by coordinate descent, group-lasso and
     level steps) must be within mkl_tol."""
@@ -122,8 +123,8 @@ def test_lgmmc_multiple_kernel_svm_reaches_the_minimax_value(n_labels):
     K = center_kernel(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4))
     Y = rng.choice([-1.0, 1.0], size=(n_labels, n))
     C = 2.0
-    est = LGMMC(C=C, mkl_tol=1e-4, max_mkl_iter=500, svm_tol=1e-8)
-    est.svm_sweeps_ = 0
+    est = LGMMC(C=C, mkl_tol=1e-4, max_mkl_iter=500, svm_tol=1e-8, svm_solver=svm_solver)
+    est.svm_sweeps_ = est.svm_steps_ = 0
     cuts = {"alphas": [], "values": np.zeros((0, 1))}
     mu, alpha, J, gap, its = est._mkl(K, Y, np.full(n_labels, 1 / n_labels), cuts)
     assert its <= 80
@@ -149,12 +150,14 @@ def _box_qp(Q, C):
     return a.value, prob.value
 
 
+@pytest.mark.parametrize("method", ["auto", "active-set", "dcd"])
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("C", [0.1, 1.0, 100.0])
-def test_box_svm_matches_a_generic_qp_solver_and_its_kkt_conditions(seed, C):
-    """The bias-free SVM dual by coordinate descent against cvxpy on small problems (Gaussian and
-    rank-deficient linear label kernels, K o yy'), its KKT conditions, and a warm start reaching the
-    same optimum in fewer sweeps."""
+def test_box_svm_matches_a_generic_qp_solver_and_its_kkt_conditions(seed, C, method):
+    """The bias-free SVM dual, by each method (coordinate descent then the active-set method, the
+    active-set method first, coordinate descent alone), against cvxpy
+    on small problems (Gaussian and rank-deficient linear label kernels, K o yy'), its KKT
+    conditions, and a warm start reaching the same optimum."""
     from mkclust.algorithms._box_svm import box_svm
     rng = np.random.default_rng(seed)
     n = 30
@@ -163,7 +166,7 @@ def test_box_svm_matches_a_generic_qp_solver_and_its_kkt_conditions(seed, C):
     y = rng.choice([-1.0, 1.0], size=n)
     Q = K * np.outer(y, y)
     tol = 1e-6
-    alpha, sweeps, spread = box_svm(Q, C, tol=tol)
+    alpha, sweeps, spread, steps = box_svm(Q, C, tol=tol, method=method)
     ref, value = _box_qp(Q, C)
     ours = alpha.sum() - 0.5 * alpha @ Q @ alpha
     assert spread <= tol and alpha.min() >= 0 and alpha.max() <= C
@@ -171,15 +174,58 @@ def test_box_svm_matches_a_generic_qp_solver_and_its_kkt_conditions(seed, C):
     g = Q @ alpha - 1.0                        # KKT to the stop: g >= 0 at 0, g <= 0 at C, g = 0 between
     assert np.all(g[alpha <= 0] >= -tol) and np.all(g[alpha >= C] <= tol)
     assert np.all(np.abs(g[(alpha > 0) & (alpha < C)]) <= tol)
+    if method == "dcd":
+        assert steps == 0
+    elif method == "active-set":
+        assert steps > 0 and sweeps == 1       # coordinate descent only checks the active-set point
+    else:                                      # stopped within its first 100 sweeps, or steps then a check
+        assert (steps == 0 and sweeps <= 100) or (steps > 0 and sweeps == 101)
     y2 = y.copy()
     y2[:3] *= -1                               # a nearby problem, as in consecutive MKL steps
     Q2 = K * np.outer(y2, y2)
-    cold = box_svm(Q2, C, tol=tol)[0]
-    warm = box_svm(Q2, C, alpha0=alpha, tol=tol)[0]
+    cold = box_svm(Q2, C, tol=tol, method=method)[0]
+    warm = box_svm(Q2, C, alpha0=alpha, tol=tol, method=method)[0]
     f = lambda a: a.sum() - 0.5 * a @ Q2 @ a   # noqa: E731
     assert f(warm) == pytest.approx(f(cold), rel=1e-6, abs=1e-8)
-    again, again_sweeps, _ = box_svm(Q2, C, alpha0=cold, tol=tol)    # from its own optimum: one sweep
+    again, again_sweeps, _, _ = box_svm(Q2, C, alpha0=cold, tol=tol, method=method)   # from its own optimum
     assert again_sweeps == 1 and f(again) >= f(cold) - 1e-10 * abs(f(cold))
+
+
+def test_box_svm_active_set_steps_raise_the_objective_and_handle_a_singular_free_block():
+    """Every step of the active-set method raises the dual objective, also on a kernel of rank 2 whose
+    free blocks turn singular (the null-space steps), and it ends at cvxpy's optimum; an ill-conditioned
+    Gaussian label kernel at a large C, where coordinate descent needs many sweeps, takes few steps."""
+    from mkclust.algorithms import _box_svm
+    rng = np.random.default_rng(3)
+    n = 40
+    X = rng.normal(size=(n, 2))
+    y = rng.choice([-1.0, 1.0], size=n)
+    wide = center_kernel(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 50))
+    for K, C in [(center_kernel(X @ X.T), 10.0), (wide, 1e3)]:
+        Q = np.ascontiguousarray(K * np.outer(y, y))
+        alpha, grad = np.zeros(n), np.full(n, -1.0)
+        values, singular, real = [], [], _box_svm._free_step
+
+        def watched(QFF, gF):
+            values.append(alpha.sum() - 0.5 * alpha @ Q @ alpha)
+            singular.append(np.linalg.matrix_rank(QFF) < len(QFF))
+            return real(QFF, gF)
+        _box_svm._free_step = watched
+        try:
+            steps, solved = _box_svm._active_set(Q, alpha, grad, C, 1e-8, 4 * n)
+        finally:
+            _box_svm._free_step = real
+        values.append(alpha.sum() - 0.5 * alpha @ Q @ alpha)
+        assert solved and steps < 4 * n
+        assert np.all(np.diff(values) >= -1e-9 * abs(values[-1]))
+        np.testing.assert_allclose(grad, Q @ alpha - 1.0, atol=1e-8)
+        assert values[-1] == pytest.approx(_box_qp(Q, C)[1], rel=1e-6)
+        assert any(singular) == (C == 10.0)                  # the linear kernel's blocks of rank 2
+    dcd_sweeps = _box_svm.box_svm(Q, C, tol=1e-6, method="dcd")[1]
+    _, sweeps, _, steps = _box_svm.box_svm(Q, C, tol=1e-6, method="active-set")
+    assert sweeps == 1 and steps < dcd_sweeps
+    _, sweeps, _, steps = _box_svm.box_svm(Q, C, tol=1e-6, method="auto", first_sweeps=50)   # 50 sweeps, then steps
+    assert sweeps == 51 and 0 < steps < dcd_sweeps
 
 
 def test_box_svm_compiled_loop_takes_the_plain_loops_decisions():
