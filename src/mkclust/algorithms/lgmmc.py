@@ -155,8 +155,10 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         "auto", coordinate descent for 100 sweeps and then the active-set method. Both meet the same
         stop (``svm_tol``) but end at different points within it, and so at different fits. "auto"
         is the cheaper where coordinate descent crawls: sick's Gaussian kernel 5 (n = 2,643), 12
-        label rounds, one thread: 28.8 CPU s against 8.7 at C = 100, 177.7 against 13.9 at
-        C = 1000; german's linear kernel at C = 1: 7.8 against 8.2 (workflow/configs/README.md).
+        label rounds, one thread, back to back: 39.7 CPU s against 8.9 at C = 100, 212.7 against
+        17.6 at C = 1000, but the whole fit at C = 100 (50 labels) 2,501 against 1,581; german
+        (n = 1,000), four fits of 50 labels (kernels 0 and 3, C = 1 to 1000): 58.1 against 46.0
+        (workflow/configs/README.md).
         "dcd" is the default while the reference run's LG-MMC groups are those it computed.
     random_state : int, RandomState instance or None, default=None
         Seed of the k-means start.
