@@ -228,6 +228,20 @@ def test_box_svm_active_set_steps_raise_the_objective_and_handle_a_singular_free
     assert sweeps == 51 and 0 < steps < dcd_sweeps
 
 
+def test_box_svm_row_update_equals_the_product_it_replaces():
+    """The active-set method's compiled gradient update (out += w @ Q[rows]) against numpy's product and
+    its own plain source."""
+    from mkclust.algorithms._box_svm import _add_rows
+    rng = np.random.default_rng(5)
+    Q = rng.normal(size=(30, 30))
+    rows, w = np.array([3, 7, 8, 20]), np.array([0.5, 0.0, -2.0, 1e-3])
+    out, plain = np.ones(30), np.ones(30)
+    _add_rows(Q, rows, w, out)
+    _add_rows.py_func(Q, rows, w, plain)
+    np.testing.assert_allclose(out, 1.0 + w @ Q[rows], rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(out, plain)
+
+
 def test_box_svm_compiled_loop_takes_the_plain_loops_decisions():
     """The numba-compiled loop and its plain Python source (``py_func``) give the same iterates bit
     for bit."""
