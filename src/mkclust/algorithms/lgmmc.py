@@ -154,12 +154,9 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         The SVM's solver (:func:`~mkclust.algorithms._box_svm.box_svm`): dual coordinate descent, or
         "auto", coordinate descent for 100 sweeps and then the active-set method. Both meet the same
         stop (``svm_tol``) but end at different points within it, and so at different fits. "auto"
-        is the cheaper where coordinate descent crawls: sick's Gaussian kernel 5 (n = 2,643), 12
-        label rounds, one thread, back to back: 39.7 CPU s against 8.9 at C = 100, 212.7 against
-        17.6 at C = 1000, but the whole fit at C = 100 (50 labels) 2,501 against 1,581; german
-        (n = 1,000), four fits of 50 labels (kernels 0 and 3, C = 1 to 1000): 58.1 against 46.0
-        (workflow/configs/README.md).
-        "dcd" is the default while the reference run's LG-MMC groups are those it computed.
+        is the cheaper where coordinate descent crawls (ill-conditioned free blocks, large C; the
+        measurements are in workflow/configs/README.md, "What is left"). "dcd" is the default
+        while the reference run's LG-MMC groups are those it computed.
     random_state : int, RandomState instance or None, default=None
         Seed of the k-means start.
 
