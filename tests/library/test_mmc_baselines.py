@@ -193,9 +193,11 @@ def test_box_svm_matches_a_generic_qp_solver_and_its_kkt_conditions(seed, C, met
 
 def test_box_svm_active_set_steps_raise_the_objective_and_handle_a_singular_free_block():
     """Every step of the active-set method raises the dual objective, also on a kernel of rank 2 whose
-    free blocks turn singular (the null-space steps), and it ends at cvxpy's optimum; an ill-conditioned
-    Gaussian label kernel at a large C, where coordinate descent needs many sweeps, takes few steps."""
+    free blocks turn singular (the null steps), and it ends at cvxpy's optimum with its gradient kept
+    exact; an ill-conditioned Gaussian label kernel at a large C, where coordinate descent needs many
+    sweeps, takes few steps. The compiled method takes its plain source's decisions bit for bit."""
     from mkclust.algorithms import _box_svm
+    from mkclust.algorithms._active_set import _active_set
     rng = np.random.default_rng(3)
     n = 40
     X = rng.normal(size=(n, 2))
@@ -203,24 +205,21 @@ def test_box_svm_active_set_steps_raise_the_objective_and_handle_a_singular_free
     wide = center_kernel(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 50))
     for K, C in [(center_kernel(X @ X.T), 10.0), (wide, 1e3)]:
         Q = np.ascontiguousarray(K * np.outer(y, y))
-        alpha, grad = np.zeros(n), np.full(n, -1.0)
-        values, singular, real = [], [], _box_svm._free_step
-
-        def watched(QFF, gF):
-            values.append(alpha.sum() - 0.5 * alpha @ Q @ alpha)
-            singular.append(np.linalg.matrix_rank(QFF) < len(QFF))
-            return real(QFF, gF)
-        _box_svm._free_step = watched
-        try:
-            steps, solved = _box_svm._active_set(Q, alpha, grad, C, 1e-8, 4 * n)
-        finally:
-            _box_svm._free_step = real
-        values.append(alpha.sum() - 0.5 * alpha @ Q @ alpha)
-        assert solved and steps < 4 * n
-        assert np.all(np.diff(values) >= -1e-9 * abs(values[-1]))
-        np.testing.assert_allclose(grad, Q @ alpha - 1.0, atol=1e-8)
-        assert values[-1] == pytest.approx(_box_qp(Q, C)[1], rel=1e-6)
-        assert any(singular) == (C == 10.0)                  # the linear kernel's blocks of rank 2
+        runs = []
+        for solve in (_active_set, _active_set.py_func):
+            alpha, grad, trace = np.zeros(n), np.full(n, -1.0), np.full(4 * n + 1, np.nan)
+            steps, solved, nulls = solve(Q, alpha, grad, C, 1e-8, 4 * n, trace)
+            runs.append((steps, nulls, alpha, trace))
+            values = trace[:steps + 1]
+            assert solved and steps < 4 * n and not np.isnan(values).any()
+            assert np.all(np.diff(values) >= -1e-12 * abs(values[-1]))
+            assert values[-1] == pytest.approx(alpha.sum() - 0.5 * alpha @ Q @ alpha, rel=1e-12)
+            np.testing.assert_allclose(grad, Q @ alpha - 1.0, atol=1e-8)
+            assert values[-1] == pytest.approx(_box_qp(Q, C)[1], rel=1e-6)
+            assert (nulls > 0) == (C == 10.0)                    # the linear kernel's blocks of rank 2
+        assert runs[0][:2] == runs[1][:2]
+        np.testing.assert_array_equal(runs[0][2], runs[1][2])
+        np.testing.assert_array_equal(runs[0][3], runs[1][3])
     dcd_sweeps = _box_svm.box_svm(Q, C, tol=1e-6, method="dcd")[1]
     _, sweeps, _, steps = _box_svm.box_svm(Q, C, tol=1e-6, method="active-set")
     assert sweeps == 1 and steps < dcd_sweeps
@@ -228,18 +227,37 @@ def test_box_svm_active_set_steps_raise_the_objective_and_handle_a_singular_free
     assert sweeps == 51 and 0 < steps < dcd_sweeps
 
 
-def test_box_svm_row_update_equals_the_product_it_replaces():
-    """The active-set method's compiled gradient update (out += w @ Q[rows]) against numpy's product and
-    its own plain source."""
-    from mkclust.algorithms._box_svm import _add_rows
-    rng = np.random.default_rng(5)
-    Q = rng.normal(size=(30, 30))
-    rows, w = np.array([3, 7, 8, 20]), np.array([0.5, 0.0, -2.0, 1e-3])
-    out, plain = np.ones(30), np.ones(30)
-    _add_rows(Q, rows, w, out)
-    _add_rows.py_func(Q, rows, w, plain)
-    np.testing.assert_allclose(out, 1.0 + w @ Q[rows], rtol=1e-14, atol=1e-14)
-    np.testing.assert_array_equal(out, plain)
+def test_active_set_factor_updates_equal_a_fresh_cholesky():
+    """The active-set method's factor of the free block: built (dependent columns parked), grown by a
+    row and shrunk by Givens rotations, against numpy's Cholesky of the same block, and its triangular
+    solves against scipy's."""
+    from mkclust.algorithms._active_set import _backward, _build, _delete, _forward, _try_add
+    rng = np.random.default_rng(11)
+    n = 12
+    X = rng.normal(size=(n, 5))
+    Q = np.ascontiguousarray(X @ X.T)                       # rank 5: the sixth free column is dependent
+    alpha = np.where(np.arange(n) % 4 == 3, 0.0, 0.5)       # coordinates 3, 7, 11 at a bound
+    L, W, pos = np.zeros((n, n)), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    m = _build(Q, alpha, 1.0, L, W, pos)
+    assert m == 5 and list(W[:m]) == [0, 1, 2, 4, 5]        # 6 (and after) depend on the five before
+    block = lambda idx: Q[np.ix_(idx, idx)]                 # noqa: E731
+    np.testing.assert_allclose(np.tril(L[:m, :m]), np.linalg.cholesky(block(W[:m])), atol=1e-10)
+    for p in (2, 0, 2):                                     # delete inside, at the front, at the end
+        _delete(L, W, pos, m, p)
+        m -= 1
+        np.testing.assert_allclose(np.tril(L[:m, :m]), np.linalg.cholesky(block(W[:m])), atol=1e-10)
+        assert all(pos[W[r]] == r for r in range(m)) and (pos >= 0).sum() == m
+    row = np.zeros(n)
+    d2 = _try_add(Q, L, W, m, 7, row)                       # a fourth column joins two: independent
+    L[m, :m], L[m, m] = row[:m], np.sqrt(d2)
+    W[m] = 7
+    np.testing.assert_allclose(np.tril(L[:m + 1, :m + 1]), np.linalg.cholesky(block(W[:m + 1])), atol=1e-10)
+    b, out, back = rng.normal(size=n), np.zeros(n), np.zeros(n)
+    _forward(L, m + 1, b, out)
+    _backward(L, m + 1, out, back)
+    np.testing.assert_allclose(back[:m + 1], np.linalg.solve(block(W[:m + 1]), b[:m + 1]), rtol=1e-8)
+    _forward.py_func(L, m + 1, b, row)
+    np.testing.assert_array_equal(row[:m + 1], out[:m + 1])
 
 
 def test_box_svm_compiled_loop_takes_the_plain_loops_decisions():

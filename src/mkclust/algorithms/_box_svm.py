@@ -7,20 +7,13 @@ the previous one's alpha. No scipy, scikit-learn or cvxpy solver takes a warm st
 precomputed kernel without a bias (libsvm's ``SVC`` has the bias and no warm start; cvxpy's
 interior-point solvers take no start), so both parts are written here.
 
-**The active-set method** (:func:`_active_set`; Nocedal and Wright, Numerical Optimization, 2nd ed.,
-Algorithm 16.3, for the box): the coordinates strictly inside the box form the free set F, the
-others are held at their bounds. The Newton step on F, Q_FF d = -g_F (g = Qa - e the gradient of
-the minimised form), is taken whole if it stays in the box, else up to the first bound, whose
-coordinate leaves F. At the optimum on F, the bounded coordinate that violates its KKT condition
-the most (g < 0 at 0, g > 0 at C) is freed; none beyond tol / 2: solved. Each step raises the
-objective (the quadratic is concave along the segment to the maximiser on F). A singular Q_FF (a
-kernel of low rank, such as a linear one on few features) has a null space along which the
-objective is linear: the step goes along its ascent direction to the first bound (exact), or, where
-g_F has no part in it, is the pseudo-inverse's Newton step. Its cost is set by how many coordinates
-change sides, not by how ill-conditioned Q_FF is, which is what slows coordinate descent: on sick
-(n = 2,643, a Gaussian kernel, C = 100, one SVM of LG-MMC's round 8) Q_FF's condition number was
-about 6e5, and coordinate descent took 4,832 sweeps (0.75 s) where the active-set method took 66
-steps (0.16 s) to a higher dual value.
+**The active-set method** (:mod:`mkclust.algorithms._active_set`, compiled, its free block's Cholesky
+factor updated as coordinates join and leave) moves every free coordinate at once by a Newton step
+on the free block; its cost is set by how many coordinates change sides, not by how
+ill-conditioned the free block is, which is what slows coordinate descent: on sick (n = 2,643, a
+Gaussian kernel, C = 100, one SVM of LG-MMC's round 8) the free block's condition number was about
+6e5, and coordinate descent took 4,832 sweeps (0.75 s) where the active-set method took 66 steps
+(0.16 s in its first, uncompiled form) to a higher dual value.
 
 **Coordinate descent** (``method="dcd"``, LG-MMC's default) is the solver alone; under "auto" it runs
 first (at most ``first_sweeps``), then, if it has not stopped, the active-set method, and then
@@ -42,8 +35,9 @@ judge under every method, so each returns a point that meets the same stop.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 from numba import njit
+
+from mkclust.algorithms._active_set import _active_set
 
 
 @njit(cache=True)
@@ -148,79 +142,6 @@ def _null_step(Q, alpha, grad, C):
     return True
 
 
-@njit(cache=True)
-def _add_rows(Q, rows, weights, out):   # pragma: no cover - compiled; its py_func is tested
-    """out += weights @ Q[rows] without copying the rows (Q symmetric: the gradient's change when the
-    coordinates ``rows`` of alpha move by ``weights``)."""
-    n = Q.shape[1]
-    for r in range(rows.size):
-        w = weights[r]
-        if w != 0.0:
-            i = rows[r]
-            for j in range(n):
-                out[j] += w * Q[i, j]
-
-
-def _free_step(QFF: np.ndarray, gF: np.ndarray) -> tuple[np.ndarray, bool] | None:
-    """The step on the free set: the Newton step -Q_FF^{-1} g_F (``whole`` True: it may be taken in
-    full), or on a singular Q_FF the projection of -g_F onto Q_FF's null space (``whole`` False: the
-    objective rises along it without limit, so it is taken to the first bound), or the pseudo-inverse's
-    Newton step where -g_F has no part in that null space. None where no step raises the objective
-    (g_F = 0: the point is optimal on F)."""
-    if not gF.any():
-        return None
-    try:
-        d = scipy.linalg.cho_solve(scipy.linalg.cho_factor(QFF, check_finite=False), -gF, check_finite=False)
-        if np.all(np.isfinite(d)) and -gF @ d > 0:
-            return d, True
-    except np.linalg.LinAlgError:
-        pass
-    w, V = np.linalg.eigh(QFF)
-    rank = w > 1e-10 * max(float(w[-1]), 1e-300)
-    null = V[:, ~rank]
-    d = null @ (null.T @ -gF)
-    if np.linalg.norm(d) > 1e-12 * max(1.0, float(np.linalg.norm(gF))):
-        return d, False
-    d = V[:, rank] @ ((V[:, rank].T @ -gF) / w[rank])
-    return (d, True) if -gF @ d > 0 else None
-
-
-def _active_set(Q, alpha, grad, C, tol, max_steps) -> tuple[int, bool]:
-    """The primal active-set method (module docstring) in place on ``alpha`` and ``grad`` (= Q alpha - e
-    on entry). Returns (steps, solved): solved when the point is optimal on its free set and no
-    bounded coordinate violates its KKT condition by more than tol / 2."""
-    free = (alpha > 0.0) & (alpha < C)
-    for step in range(1, max_steps + 1):
-        F = np.flatnonzero(free)
-        if F.size:
-            found = _free_step(Q[np.ix_(F, F)], grad[F])
-            d, whole = found if found is not None else (np.zeros(F.size), True)    # optimal on F
-            a = alpha[F]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                room = np.where(d > 0, (C - a) / d, np.where(d < 0, -a / d, np.inf))
-            t = float(room.min())
-            if whole:
-                t = min(t, 1.0)
-            if not np.isfinite(t):
-                return step, False
-            new = np.clip(a + t * d, 0.0, C)
-            hit = room <= t
-            new[hit & (d > 0)] = C
-            new[hit & (d < 0)] = 0.0
-            _add_rows(Q, F, new - a, grad)
-            alpha[F] = new
-            free[F] = (new > 0.0) & (new < C)
-            if hit.any():
-                continue
-        pg = np.where(alpha <= 0.0, np.minimum(grad, 0.0), np.maximum(grad, 0.0))
-        pg[free] = 0.0
-        k = int(np.argmax(np.abs(pg)))
-        if abs(pg[k]) <= tol / 2:
-            return step, True
-        free[k] = True
-    return max_steps, False
-
-
 def box_svm(Q: np.ndarray, C: float, alpha0: np.ndarray | None = None, tol: float = 1e-4,
             max_sweeps: int = 100_000, stall_sweeps: int = 1000, method: str = "dcd", first_sweeps: int = 100,
             ) -> tuple[np.ndarray, int, float, int]:
@@ -249,7 +170,7 @@ def box_svm(Q: np.ndarray, C: float, alpha0: np.ndarray | None = None, tol: floa
             return alpha, done, float(spread), 0
     if method != "dcd":
         start = alpha.copy()
-        steps, solved = _active_set(Q, alpha, grad, float(C), float(tol), 4 * n)
+        steps, solved, _ = _active_set(Q, alpha, grad, float(C), float(tol), 4 * n, np.empty(0))
         if not solved:                                   # coordinate descent from before the steps instead
             alpha = start
         grad = Q @ alpha - 1.0                           # afresh: no drift from the steps' updates
