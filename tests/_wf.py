@@ -31,16 +31,38 @@ def new_workdir(tmp_path_factory, name, config=None):
     return wd
 
 
-def local_tiny_run(tmp_path_factory) -> tuple[Path, Path]:
-    """Run the tiny configuration locally; returns its folder and a copy of its tables (csv, md, tex)
-    taken at once, before any test changes the folder."""
-    wd = new_workdir(tmp_path_factory, "wf")
+def _tiny_run_into(wd: Path, tables: Path) -> None:
+    """Run the tiny configuration in ``wd``; copy its tables (csv, md, tex) to ``tables`` at once,
+    before any test changes the folder."""
+    wd.mkdir(parents=True)
+    (wd / "config.yaml").write_text(yaml.safe_dump(yaml.safe_load(TINY.read_text())))
     p = smk(wd)
     (wd / "run.stderr").write_text(p.stderr)   # what a person sees on the console
-    tables = tmp_path_factory.mktemp("wf_tables")
     for f in (wd / "figures").rglob("*"):
         if f.suffix in (".csv", ".md", ".tex"):
             dest = tables / f.relative_to(wd / "figures")
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(f, dest)
-    return wd, tables
+
+
+def local_tiny_run(tmp_path_factory, shared: bool = False) -> tuple[Path, Path]:
+    """Run the tiny configuration locally; returns its folder and a copy of its tables. ``shared``
+    (pytest-xdist workers): the first worker to ask runs it in the folder the workers share, under a
+    lock; each worker gets its own copy (Snakemake's metadata and the files' times with it), so a
+    test that changes its folder changes no other worker's."""
+    own_wd, own_tables = tmp_path_factory.mktemp("wf") / "wd", tmp_path_factory.mktemp("wf_tables")
+    if not shared:
+        _tiny_run_into(own_wd, own_tables)
+        return own_wd, own_tables
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp().parent / "tiny_local"
+    root.mkdir(exist_ok=True)
+    with open(root.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "done").exists():
+            _tiny_run_into(root / "wd", root / "tables")
+            (root / "done").write_text("")
+    shutil.copytree(root / "wd", own_wd, symlinks=True)
+    shutil.copytree(root / "tables", own_tables, dirs_exist_ok=True)
+    return own_wd, own_tables

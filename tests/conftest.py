@@ -17,12 +17,12 @@ def gaussian_gram(X, sigma):
 
 
 @pytest.fixture(scope="session")
-def tiny_local(tmp_path_factory):
-    """The tiny workflow configuration run locally once per session: (its folder, a copy of its
-    tables taken before any test changes the folder)."""
+def tiny_local(tmp_path_factory, request):
+    """The tiny workflow configuration run locally once per session (once for all pytest-xdist
+    workers): (its folder, a copy of its tables taken before any test changes the folder)."""
     from _wf import local_tiny_run
 
-    return local_tiny_run(tmp_path_factory)
+    return local_tiny_run(tmp_path_factory, shared=hasattr(request.config, "workerinput"))
 
 
 @pytest.fixture(scope="session")

@@ -36,6 +36,19 @@ rule verdict:
         "../scripts/verdict.py"
 
 
+def _configfile_names():
+    """The configuration files as given, those inside the working directory relative to it (a run's
+    folder moved or copied elsewhere keeps its summary: no rerun for a changed absolute path)."""
+    here = Path.cwd().resolve()
+    names = []
+    for f in workflow.configfiles:
+        try:
+            names.append(str(Path(f).resolve().relative_to(here)))
+        except ValueError:
+            names.append(str(f))
+    return names or [str(Path(workflow.basedir) / "config.yaml")]
+
+
 rule run_summary:
     input:
         results=PLAN.targets.results_targets(),
@@ -46,7 +59,7 @@ rule run_summary:
         html=report(summary_path(FIGS, "html"), caption="../report/summary.rst", category="Run",
                     labels={"summary": "what was run"}),
     params:
-        configfiles=[str(f) for f in workflow.configfiles] or [str(Path(workflow.basedir) / "config.yaml")],
+        configfiles=_configfile_names(),
         basedir=str(workflow.basedir),
         benchmarks=f"{DATA}/benchmarks",   # Snakemake's per-job measurements (run jobs): their CPU time
         reference_run=REFERENCE_NAME,
