@@ -83,6 +83,20 @@ def _try_add(Q, L, W, m, k, row):   # pragma: no cover - compiled; its py_func i
 
 
 @njit(cache=True)
+def _join(Q, L, W, pos, m, k, row):   # pragma: no cover - compiled; its py_func is tested
+    """Coordinate k joins W[:m] where its column is independent of theirs (Q_kk - l'l > 1e-10 Q_kk):
+    returns m + 1; else m, W and L unchanged (``row[:m]`` holds l = L^{-1} Q_Wk either way)."""
+    d2 = _try_add(Q, L, W, m, k, row)
+    if not (d2 > 0.0 and d2 > 1e-10 * Q[k, k]):
+        return m
+    L[m, :m] = row[:m]
+    L[m, m] = np.sqrt(d2)
+    W[m] = k
+    pos[k] = m
+    return m + 1
+
+
+@njit(cache=True)
 def _delete(L, W, pos, m, p):   # pragma: no cover - compiled; its py_func is tested
     """Remove position p from W[:m] and its row from L, restoring the triangle by Givens rotations."""
     pos[W[p]] = -1
@@ -117,13 +131,7 @@ def _build(Q, alpha, C, L, W, pos):   # pragma: no cover - compiled; its py_func
     pos[:] = -1
     for k in range(n):
         if alpha[k] > 0.0 and alpha[k] < C:
-            d2 = _try_add(Q, L, W, m, k, row)
-            if d2 > 0.0 and d2 > 1e-10 * Q[k, k]:
-                L[m, :m] = row[:m]
-                L[m, m] = np.sqrt(d2)
-                W[m] = k
-                pos[k] = m
-                m += 1
+            m = _join(Q, L, W, pos, m, k, row)
     return m
 
 
@@ -247,13 +255,9 @@ def _active_set(Q, alpha, grad, C, tol, max_steps, trace):   # pragma: no cover 
             if record:
                 trace[step] = _objective(alpha, grad)
             return step, True, nulls
-        d2 = _try_add(Q, L, W, m, k, row)
-        if d2 > 0.0 and d2 > 1e-10 * Q[k, k]:
-            L[m, :m] = row[:m]
-            L[m, m] = np.sqrt(d2)
-            W[m] = k
-            pos[k] = m
-            m += 1
+        joined = _join(Q, L, W, pos, m, k, row)
+        if joined > m:
+            m = joined
             if record:
                 trace[step] = _objective(alpha, grad)
             continue
