@@ -27,15 +27,19 @@ def smk(workdir, *args, check=True, cores="2", env=None, timeout=900):
 
 def new_workdir(tmp_path_factory, name, config=None):
     wd = tmp_path_factory.mktemp(name)
-    (wd / "config.yaml").write_text(yaml.safe_dump(config or yaml.safe_load(TINY.read_text())))
+    _write_config(wd, config)
     return wd
+
+
+def _write_config(wd: Path, config=None) -> None:
+    (wd / "config.yaml").write_text(yaml.safe_dump(config or yaml.safe_load(TINY.read_text())))
 
 
 def _tiny_run_into(wd: Path, tables: Path) -> None:
     """Run the tiny configuration in ``wd``; copy its tables (csv, md, tex) to ``tables`` at once,
     before any test changes the folder."""
     wd.mkdir(parents=True)
-    (wd / "config.yaml").write_text(yaml.safe_dump(yaml.safe_load(TINY.read_text())))
+    _write_config(wd)
     p = smk(wd)
     (wd / "run.stderr").write_text(p.stderr)   # what a person sees on the console
     for f in (wd / "figures").rglob("*"):

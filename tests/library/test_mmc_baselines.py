@@ -230,8 +230,8 @@ def test_box_svm_active_set_steps_raise_the_objective_and_handle_a_singular_free
 def test_active_set_factor_updates_equal_a_fresh_cholesky():
     """The active-set method's factor of the free block: built (dependent columns parked), grown by a
     row and shrunk by Givens rotations, against numpy's Cholesky of the same block, and its triangular
-    solves against scipy's."""
-    from mkclust.algorithms._active_set import _backward, _build, _delete, _forward, _try_add
+    solves against numpy's."""
+    from mkclust.algorithms._active_set import _backward, _build, _delete, _forward, _join
     rng = np.random.default_rng(11)
     n = 12
     X = rng.normal(size=(n, 5))
@@ -248,9 +248,7 @@ def test_active_set_factor_updates_equal_a_fresh_cholesky():
         np.testing.assert_allclose(np.tril(L[:m, :m]), np.linalg.cholesky(block(W[:m])), atol=1e-10)
         assert all(pos[W[r]] == r for r in range(m)) and (pos >= 0).sum() == m
     row = np.zeros(n)
-    d2 = _try_add(Q, L, W, m, 7, row)                       # a fourth column joins two: independent
-    L[m, :m], L[m, m] = row[:m], np.sqrt(d2)
-    W[m] = 7
+    assert _join(Q, L, W, pos, m, 7, row) == m + 1          # a fourth column joins two: independent
     np.testing.assert_allclose(np.tril(L[:m + 1, :m + 1]), np.linalg.cholesky(block(W[:m + 1])), atol=1e-10)
     b, out, back = rng.normal(size=n), np.zeros(n), np.zeros(n)
     _forward(L, m + 1, b, out)

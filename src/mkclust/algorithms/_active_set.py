@@ -122,6 +122,16 @@ def _delete(L, W, pos, m, p):   # pragma: no cover - compiled; its py_func is te
 
 
 @njit(cache=True)
+def _drop_bounded(L, W, pos, m, alpha, C):   # pragma: no cover - compiled; its py_func is tested
+    """Delete from W[:m] (and L) every coordinate a step has put at a bound. Returns the new |W|."""
+    for r in range(m - 1, -1, -1):
+        if alpha[W[r]] <= 0.0 or alpha[W[r]] >= C:
+            _delete(L, W, pos, m, r)
+            m -= 1
+    return m
+
+
+@njit(cache=True)
 def _build(Q, alpha, C, L, W, pos):   # pragma: no cover - compiled; its py_func is tested
     """Factor the block of the coordinates inside the box, in index order, parking those whose column
     depends on the ones before. Returns |W|."""
@@ -180,8 +190,7 @@ def _active_set(Q, alpha, grad, C, tol, max_steps, trace):   # pragma: no cover 
     coordinate off W has a projected gradient beyond tol / 2. ``trace`` (length max_steps + 1, or 0
     to skip) receives the objective before the first step and after each."""
     n = Q.shape[0]
-    cap = n
-    L = np.empty((cap, cap))
+    L = np.empty((n, n))
     W = np.empty(n, dtype=np.int64)
     pos = np.empty(n, dtype=np.int64)
     m = _build(Q, alpha, C, L, W, pos)
@@ -212,14 +221,10 @@ def _active_set(Q, alpha, grad, C, tol, max_steps, trace):   # pragma: no cover 
                         trace[step] = _objective(alpha, grad)
                     continue
                 if big > 0.0:
-                    t = _move(Q, alpha, grad, C, W[:m].copy(), d[:m].copy(), 1.0)
-                    hit = False
-                    for r in range(m - 1, -1, -1):
-                        a = alpha[W[r]]
-                        if a <= 0.0 or a >= C:
-                            _delete(L, W, pos, m, r)
-                            m -= 1
-                            hit = True
+                    t = _move(Q, alpha, grad, C, W[:m], d[:m], 1.0)
+                    left = _drop_bounded(L, W, pos, m, alpha, C)
+                    hit = left < m
+                    m = left
                     if hit or t < 1.0:
                         refine = 0
                         if record:
@@ -274,11 +279,7 @@ def _active_set(Q, alpha, grad, C, tol, max_steps, trace):   # pragma: no cover 
         t = _move(Q, alpha, grad, C, rows, v, np.inf)
         if not np.isfinite(t):
             return step, False, nulls
-        for r in range(m - 1, -1, -1):
-            a = alpha[W[r]]
-            if a <= 0.0 or a >= C:
-                _delete(L, W, pos, m, r)
-                m -= 1
+        m = _drop_bounded(L, W, pos, m, alpha, C)
         if record:
             trace[step] = _objective(alpha, grad)
     return max_steps, False, nulls

@@ -15,7 +15,8 @@ Gaussian kernel, C = 100, one SVM of LG-MMC's round 8) the free block's conditio
 6e5, and coordinate descent took 4,832 sweeps (0.75 s) where the active-set method took 66 steps
 (0.16 s in its first, uncompiled form) to a higher dual value.
 
-**Coordinate descent** (``method="dcd"``, LG-MMC's default) is the solver alone; under "auto" it runs
+**Coordinate descent** (``method="dcd"``, this function's default; LG-MMC's until 2026-12-01) is the
+solver alone; under "auto" it runs
 first (at most ``first_sweeps``), then, if it has not stopped, the active-set method, and then
 coordinate descent again from the active-set method's point (one sweep when that point already meets
 the stop), or from before the steps if the active-set method did not finish in its step budget:

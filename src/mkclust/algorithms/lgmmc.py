@@ -156,9 +156,8 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         for 100 sweeps and then the active-set method, or "dcd", coordinate descent alone. Both meet
         the same stop (``svm_tol``) but end at different points within it, and so at different fits.
         Coordinate descent crawls where the free blocks are ill-conditioned (large C, Gaussian
-        kernels): on sick (n = 2,643), one fit of 50 labels at C = 100 took 2,501 CPU s by "dcd" and
-        570 s by "auto"; on german (n = 1,000) four fits took 35.3 and 33.3 s. "dcd" was the default
-        until 2026-12-01 (measurements: workflow/configs/README.md, "What is left").
+        kernels, as on sick); elsewhere the two cost about the same (measurements:
+        workflow/configs/README.md, "What is left"). "dcd" was the default until 2026-12-01.
     random_state : int, RandomState instance or None, default=None
         Seed of the k-means start.
 
