@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from mkclust.repro.archive import (archive_files, archived_groups, compare_runs, drop_groups, missing_groups,
-                                   records_file, write_piece)
+from mkclust.repro.archive import (archive_files, archived_groups, compare_runs, drop_groups, mark_stale,
+                                   missing_groups, records_file, stale_groups, write_piece)
 from mkclust.repro.cli.archive import main as archive_cli
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.planning import plan
@@ -98,12 +98,20 @@ def test_a_group_missing_from_the_archive_is_named_or_left_out(tiny_plan, tmp_pa
     r = smk(out, "-n", check=False)
     assert r.returncode != 0 and "/".join(gone) in r.stderr + r.stdout
     cfg["archive_partial"] = True
+    old = next(g for g in groups if g[0] == "tiny" and g[1] != "KKM")   # archived, and marked to compute again
+    mark_stale(root, ["/".join(old)], "its solver changed")
     out = new_workdir(tmp_path_factory, "partial_ok", cfg)
     smk(out)
     verdict = (out / "figures" / "tinypaper" / "verdict.md").read_text()
     assert "Left out: 1 run group(s) not in the results archive" in verdict and "/".join(gone) in verdict
+    assert "To be computed again: 1 run group(s) of the results archive" in verdict
+    assert f"{old[1]}, 1 group(s) (its solver changed)" in verdict
     summary = json.loads((out / "figures" / "run_summary.json").read_text())
     assert summary["archive"]["left_out"] == 1 and summary["archive"]["pieces"][0]["piece"] == "part"
+    assert summary["archive"]["stale"] == 1
+    from mkclust.repro.reporting.results import summary_block
+    assert "1 run groups of the configuration not in it yet; 1 from code since changed" in summary_block(
+        out / "figures")
     tiny = next(e for e in summary["experiments"] if e["experiment"] == "tiny")
     assert gone[2] not in tiny["datasets"] and len(tiny["datasets"]) == len(cfg["experiments"]["tiny"]["datasets"]) - 1
 
@@ -166,6 +174,39 @@ def test_dropped_groups_become_missing_and_the_rest_of_the_piece_is_unchanged(ar
     assert sorted(archived_groups(copy)) == groups
     with pytest.raises(ValueError, match="not groups of piece"):
         drop_groups(copy, "all", p, drop, "twice")
+
+
+def test_stale_groups_stay_priced_and_listed_until_a_piece_computes_them_again(archive, tiny_plan, tmp_path, capsys):
+    """Groups marked stale keep their rows (nothing is missing), are priced, listed and given as targets
+    by ``missing``, and a new piece with them takes them over: dropped from the old piece, which says
+    by which piece and why."""
+    p, wd = tiny_plan
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    groups = sorted(archived_groups(copy))
+    old = groups[:2]
+    rows = {f.name: f.read_bytes() for f in (copy / "all").glob("*.csv.gz")}
+    (tmp_path / "changed.txt").write_text("\n".join(old) + "\n")
+    assert archive_cli(["stale", str(copy), "--groups", str(tmp_path / "changed.txt"), "--reason",
+                        "its solver changed", str(TINY)]) == 0
+    assert "2 run groups marked stale in 1 pieces: all" in capsys.readouterr().out
+    assert {f.name: f.read_bytes() for f in (copy / "all").glob("*.csv.gz")} == rows    # the rows stay
+    assert missing_groups(p, copy) == [] and stale_groups(copy) == {g: ("all", "its solver changed") for g in old}
+    assert archive_cli(["missing", str(copy), str(TINY), "--list"]) == 1
+    out = capsys.readouterr().out
+    assert "0 of " in out and "2 more are in it from code that has changed since" in out and "CPU h" in out
+    assert "stale, 2 groups: its solver changed" in out and all(f"  {g} (stale)" in out for g in old)
+    assert archive_cli(["missing", str(copy), str(TINY), "--targets", "/scratch/d"]) == 1
+    planned = {"/".join(g): g for g in p.run_groups()}
+    assert capsys.readouterr().out.split() == [str(records_file("/scratch/d", planned[g])) for g in old]
+    with pytest.raises(ValueError, match="not in the archive"):
+        mark_stale(copy, ["tiny/none/x/y/z"], "typo")
+    write_piece(copy, "again", p, wd / "data", [TINY])        # computed again: only the stale groups
+    assert archived_groups(copy) == {g: ("again" if g in old else "all") for g in groups}
+    assert stale_groups(copy) == {}
+    man = json.loads((copy / "all" / "manifest.json").read_text())
+    assert man["dropped"][0]["groups"] == old
+    assert man["dropped"][0]["reason"] == "computed again in piece again (stale: its solver changed)"
 
 
 def test_groups_the_configuration_no_longer_plans_are_dropped_by_name(archive, tiny_plan, tmp_path):

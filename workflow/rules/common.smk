@@ -64,7 +64,7 @@ for _note in _PRE.notes:
 PLAN = _PRE.plan
 REFERENCE_DIR = Path(mkclust.repro.reference.__file__).parent   # published values and causes.tsv
 # --config results_archive=results/paper: every results table from the archive's rows, no fitting
-ARCHIVE, LEFT_OUT = _PRE.archive, _PRE.left_out
+ARCHIVE, LEFT_OUT, STALE = _PRE.archive, _PRE.left_out, _PRE.stale   # STALE: archived groups to compute again
 # reference_run: results/paper (workflow/configs/paper.yaml): this project's own run of the configuration;
 # every table cell it also holds shows its value beside ours (not when rebuilding from an archive)
 REFERENCE_RUN, REFERENCE_NAME = _PRE.reference_run, _PRE.reference_name

@@ -3,6 +3,11 @@
 # Both are entries of the Snakemake report (snakemake --report report.html); the summary also fills its
 # landing page (workflow/report/workflow.rst).
 
+def _of_paper(group, paper):
+    """Whether the run group (experiment/algorithm/dataset/bank/group) feeds one of the paper's tables."""
+    return group.split("/")[0] in {s for e in PLAN.experiments_of(paper) for s in PLAN.sources(e)}
+
+
 rule verdict:
     input:
         tables=lambda wc: list(PLAN.targets.paper_tables(wc.paper).values()),
@@ -21,8 +26,8 @@ rule verdict:
         tables=lambda wc: PLAN.targets.paper_tables(wc.paper),
         title=lambda wc: f"{paper_name(wc.paper, PAPERS)}: does the paper hold up on this run?",
         data=lambda wc: PLAN.paper_data(wc.paper),
-        left_out=lambda wc: [g for g in LEFT_OUT if g.split("/")[0] in {s for e in PLAN.experiments_of(wc.paper)
-                                                                       for s in PLAN.sources(e)}],
+        left_out=lambda wc: [g for g in LEFT_OUT if _of_paper(g, wc.paper)],
+        stale=lambda wc: {g: why for g, why in STALE.items() if _of_paper(g, wc.paper)},
         caption=lambda wc: verdict_caption(wc.paper, PLAN.claims(wc.paper), PAPERS),
         reference_run=REFERENCE_NAME,
     resources:
@@ -65,6 +70,7 @@ rule run_summary:
         reference_run=REFERENCE_NAME,
         archive=config.get("results_archive"),   # rebuilt from an archive: its pieces, and what it lacks
         left_out=LEFT_OUT,
+        stale=STALE,
         data_files=PLAN.inputs.data_files(),   # the researcher's own files: path, sha256 (a changed one reruns this)
     resources:
         mem_mb=lambda wc, input, attempt: RES.records_mem_mb(input, attempt),

@@ -14,7 +14,8 @@ with job(snakemake, "run_summary") as log:  # noqa: F821
     tables = read_tables({f"{Path(t).parent.name}/{Path(t).stem}": t for t in sm.input.tables})
     summary = run_summary(results, sm.config, sm.params.configfiles, sm.params.basedir, finished,
                           job_cpu_seconds(sm.params.benchmarks), tables, sm.params.reference_run,
-                          sm.params.archive, list(sm.params.left_out), dict(sm.params.data_files))
+                          sm.params.archive, list(sm.params.left_out), dict(sm.params.data_files),
+                          stale=dict(sm.params.stale))
     write_summary(sm.output.json[: -len(".json")], summary)
     job_summary(log, f"run summary: {summary['runs']} runs, {summary['cpu_seconds']:.0f} s of fit CPU time, "
                      f"commit {summary['commit']}")

@@ -11,7 +11,7 @@ with job(snakemake, "verdict") as log:  # noqa: F821
     tables = read_tables(sm.params.tables)
     verdicts = evaluate(sm.params.claims, tables, read_results(sm.input.results), partial=bool(sm.params.left_out))
     write_verdict(sm.output.csv[: -len(".csv")], sm.params.title, verdicts, tables, data=sm.params.data,
-                  left_out=sm.params.left_out, reference_run=sm.params.reference_run)
+                  left_out=sm.params.left_out, stale=dict(sm.params.stale), reference_run=sm.params.reference_run)
     for v in verdicts.itertuples():
         log.info("%s: %s (%s)", v.claim, v.status, v.numbers[:200])
     counts = verdicts["status"].value_counts().items()

@@ -27,6 +27,12 @@ Command line (``mkclust archive --help``; :mod:`mkclust.repro.cli.archive`)::
     mkclust archive compare results/paper --data /tmp/rerun/data workflow/configs/paper.yaml
     mkclust archive drop results/paper --piece 2026-11-26d_odmc --groups stale.txt --reason "..." \
         workflow/configs/paper.yaml
+    mkclust archive stale results/paper --groups changed.txt --reason "..." workflow/configs/paper.yaml
+
+A group whose code changed after it was archived is either dropped (it becomes missing, its cells
+empty) or marked stale (:func:`mark_stale`: its rows stay and its cells keep them, the pages and
+``mkclust archive missing`` count it as to be computed again); the piece that computes it again
+replaces it (:func:`write_piece` drops it from its old piece).
 """
 
 from __future__ import annotations
@@ -92,10 +98,13 @@ def complete_groups(plan, data_dir) -> list[tuple]:
 def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, configfiles: list[str | Path],
                 groups: list[tuple] | None = None, commit: str | None = None, note: str = "") -> Path:
     """Archive the run groups ``groups`` (default: every planned group complete under ``data_dir``
-    that no other piece of the archive holds) of ``plan`` as ``<archive>/<piece>/``; returns the
-    manifest's path. A piece of that name is replaced whole."""
-    if groups is None:   # every complete group that no other piece holds yet
-        held = ({g for g, where in archived_groups(archive).items() if where != piece}
+    that no other piece of the archive holds, or holds marked stale) of ``plan`` as
+    ``<archive>/<piece>/``; returns the manifest's path. A piece of that name is replaced whole. A
+    stale group of another piece that this one computes again is dropped from that piece once this
+    one is written (the reason names this piece)."""
+    stale = stale_groups(archive) if Path(archive).is_dir() else {}
+    if groups is None:   # every complete group that no other piece holds yet, or holds stale
+        held = ({g for g, where in archived_groups(archive).items() if where != piece and g not in stale}
                 if Path(archive).is_dir() else set())
         groups = [g for g in complete_groups(plan, data_dir) if group_name(g) not in held]
     groups = list(groups)
@@ -147,7 +156,48 @@ def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, con
     with atomic_open(folder / MANIFEST, "w", encoding="utf-8") as fh:
         json.dump(manifest, fh, indent=1)
         fh.write("\n")
+    replaced: dict[tuple[str, str], list[str]] = {}
+    for name in manifest["groups"]:
+        if name in stale and stale[name][0] != piece:
+            replaced.setdefault(stale[name], []).append(name)
+    for (old, why), names in sorted(replaced.items()):
+        drop_groups(archive, old, plan, names, f"computed again in piece {piece} (stale: {why})")
     return folder / MANIFEST
+
+
+def mark_stale(archive: str | Path, names: list[str], reason: str) -> list[Path]:
+    """Mark the archived run groups ``names`` as stale: computed by code that has changed since in a
+    way that changes their results. Unlike :func:`drop_groups` their rows stay, and the pages keep
+    showing them, counted and named as to be computed again, until a piece replaces them
+    (:func:`write_piece`). Each piece's manifest keeps when and why (``stale``). Returns the manifests
+    written."""
+    where = archived_groups(archive)
+    names = sorted(set(names))
+    foreign = [n for n in names if n not in where]
+    if foreign:
+        raise ValueError(f"not in the archive {archive}: {', '.join(foreign[:5])}")
+    known = stale_groups(archive)
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out = []
+    for piece in sorted({where[n] for n in names if n not in known}):
+        path = Path(archive) / piece / MANIFEST
+        man = json.loads(path.read_text())
+        mine = [n for n in names if where[n] == piece and n not in known]
+        man["stale"] = man.get("stale", []) + [{"date": when, "reason": reason, "groups": mine}]
+        with atomic_open(path, "w", encoding="utf-8") as fh:
+            json.dump(man, fh, indent=1)
+            fh.write("\n")
+        out.append(path)
+    return out
+
+
+def stale_groups(archive: str | Path) -> dict[str, tuple[str, str]]:
+    """group name -> (piece, reason) of every archived group marked stale (:func:`mark_stale`)."""
+    out = {}
+    for man in pieces(archive):
+        for entry in man.get("stale", []):
+            out.update({g: (man["piece"], entry["reason"]) for g in entry["groups"] if g in man["groups"]})
+    return out
 
 
 def _in_group(key: tuple, group: tuple) -> bool:

@@ -6,7 +6,9 @@ On a resolved and schema-valid configuration (protocols merged, :mod:`mkclust.re
 - the raw files its data set jobs would download (a note, not an error: a mirror or ``data/raw`` may
   hold them);
 - ``results_archive``: every planned run group in the archive, or ``archive_partial`` to leave the
-  missing ones out (an error naming them otherwise; a damaged piece is an error naming its file);
+  missing ones out (an error naming them otherwise; a damaged piece is an error naming its file),
+  and the planned groups it holds marked stale (:func:`mkclust.repro.archive.mark_stale`), whose pages
+  say so;
 - ``reference_run``: the archive the tables are compared with, found from the working folder or the
   checkout, its pieces intact (a note when it is not there);
 - an output folder given as an absolute path outside the working folder (a note).
@@ -30,6 +32,7 @@ class Preflight:
     plan: Plan
     archive: str | None = None
     left_out: list[str] = field(default_factory=list)     # planned groups missing from the archive
+    stale: dict[str, str] = field(default_factory=dict)   # planned groups archived stale -> why
     reference_run: str | None = None                      # the reference archive's folder, when found
     reference_name: str | None = None                     # as the configuration names it (the pages show it)
     notes: list[str] = field(default_factory=list)
@@ -39,7 +42,7 @@ def preflight(config: dict, checkout: str | Path, cwd: str | Path | None = None)
     """The pre-job checks of a resolved configuration (module docstring); ``checkout`` is the
     repository's folder (where a relative ``reference_run`` is also looked for), ``cwd`` the
     working folder (default: the current one)."""
-    from mkclust.repro.archive import archived_groups, group_name, missing_groups
+    from mkclust.repro.archive import archived_groups, group_name, missing_groups, stale_groups
 
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pre = Preflight(plan(config))
@@ -55,6 +58,8 @@ def preflight(config: dict, checkout: str | Path, cwd: str | Path | None = None)
     if pre.archive:
         try:
             pre.left_out = [group_name(g) for g in missing_groups(pre.plan, pre.archive)]
+            planned = {group_name(g) for g in pre.plan.run_groups()}
+            pre.stale = {g: why for g, (_, why) in sorted(stale_groups(pre.archive).items()) if g in planned}
         except ValueError as exc:
             raise ConfigError(f"results_archive: {exc}") from exc
         if pre.left_out and not config.get("archive_partial"):

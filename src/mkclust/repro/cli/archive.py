@@ -1,5 +1,6 @@
 """``mkclust archive``: the command line of :mod:`mkclust.repro.archive` (add a piece, list and price
-the missing run groups, drop stale groups, compare a rerun); its usage is in that module's docstring."""
+the missing run groups, drop stale groups or mark them to be computed again, compare a rerun); its
+usage is in that module's docstring."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import json
 from pathlib import Path
 
 from mkclust.repro import archive as A
-from mkclust.repro.archive import compare_runs, drop_groups, group_name, missing_groups, records_file, write_piece
+from mkclust.repro.archive import (
+    compare_runs, drop_groups, group_name, mark_stale, missing_groups, records_file, stale_groups, write_piece,
+)
 
 
 def _plan(configfiles):
@@ -28,13 +31,13 @@ def main(argv=None) -> int:
     a.add_argument("--note", default="")
     a.add_argument("--commit", help="the commit the runs were computed at (default: this checkout's)")
     a.add_argument("configfiles", nargs="+")
-    m = sub.add_parser("missing", help="the configuration's run groups that no piece holds")
+    m = sub.add_parser("missing", help="the configuration's run groups that no piece holds, and those marked stale")
     m.add_argument("archive")
     m.add_argument("configfiles", nargs="+")
-    m.add_argument("--list", action="store_true", help="name every missing group")
+    m.add_argument("--list", action="store_true", help="name every missing group and every stale one")
     m.add_argument("--targets", metavar="DATA_DIR",
-                   help="print only the records files of the missing groups under DATA_DIR, one per line: the "
-                        "targets of a snakemake run that computes them (and nothing an earlier piece holds)")
+                   help="print only the records files of the missing and stale groups under DATA_DIR, one per line: "
+                        "the targets of a snakemake run that computes them (and nothing else an earlier piece holds)")
     d = sub.add_parser("drop", help="take stale run groups out of a piece (they become missing)")
     d.add_argument("archive")
     d.add_argument("--piece", required=True)
@@ -42,6 +45,13 @@ def main(argv=None) -> int:
                    help="a file of group names, one per line (as mkclust archive missing --list names them)")
     d.add_argument("--reason", required=True, help="why their results are stale (kept in the manifest)")
     d.add_argument("configfiles", nargs="+")
+    t = sub.add_parser("stale", help="mark archived run groups as to be computed again (their rows stay until "
+                                     "a piece replaces them)")
+    t.add_argument("archive")
+    t.add_argument("--groups", required=True, help="a file of group names, one per line")
+    t.add_argument("--reason", required=True, help="what changed their results (kept in the manifests, shown on "
+                                                   "the pages)")
+    t.add_argument("configfiles", nargs="+")
     c = sub.add_parser("compare", help="a rerun's groups against the archive, run by run")
     c.add_argument("archive")
     c.add_argument("--data", required=True)
@@ -60,31 +70,14 @@ def main(argv=None) -> int:
         man = json.loads(path.read_text())
         print(f"{path}: {len(names)} run groups dropped; {len(man['groups'])} left, {man['runs']} runs")
         return 0
+    if args.command == "stale":
+        names = [ln.strip() for ln in Path(args.groups).read_text().splitlines() if ln.strip()]
+        paths = mark_stale(args.archive, names, args.reason)
+        print(f"{len(names)} run groups marked stale in {len(paths)} pieces: "
+              + ", ".join(x.parent.name for x in paths))
+        return 0
     if args.command == "missing":
-        gone = missing_groups(p, args.archive)
-        if args.targets:
-            for g in gone:
-                print(records_file(args.targets, g))
-            return 0 if not gone else 1
-        total = len(p.run_groups())
-        print(f"{len(gone)} of {total} run groups of {' + '.join(args.configfiles)} are missing from {args.archive}")
-        from mkclust.repro.calibration import from_archive
-        from mkclust.repro.estimate import dataset_size, group_rows
-        groups = p.run_groups()
-        cal = from_archive(args.archive, p)[0] if gone else None
-        sizes = {name: dataset_size(p, name) for name in {g[2] for g in gone}}   # read once for every row below
-        for row, model in zip(group_rows(p, {g: groups[g] for g in gone}, sizes, cal=cal),
-                              group_rows(p, {g: groups[g] for g in gone}, sizes)):
-            cost = (f"about {row.cpu_hours:.2f} CPU h calibrated on the archive, {model.cpu_hours:.2f} by the class "
-                    "models" + (f", {row.unknown} of unknown size" if row.unknown else ""))
-            print(f"  {row.name}: {row.jobs} ({row.fits} fits, {cost})")
-            for alg in sorted({g[1] for g in gone if g[0] == row.name}):
-                sub = group_rows(p, {g: groups[g] for g in gone if g[:2] == (row.name, alg)}, sizes, cal=cal)[0]
-                print(f"    {alg}: {sub.jobs} ({sub.fits} fits, about {sub.cpu_hours:.2f} CPU h)")
-        if args.list:
-            for g in gone:
-                print("  " + group_name(g))
-        return 0 if not gone else 1
+        return _missing(p, args)
     df = compare_runs(args.archive, p, args.data)
     if df.empty:
         print("no group of the data folder is in the archive")
@@ -95,3 +88,47 @@ def main(argv=None) -> int:
           f"(largest metric difference {df['max_metric_diff'].max():.3g})")
     return 0 if bad == 0 else 1
 
+
+
+def _missing(p, args) -> int:
+    """``mkclust archive missing``: the missing groups and the stale ones, each priced."""
+    gone = missing_groups(p, args.archive)
+    planned = {group_name(g): g for g in p.run_groups()}
+    stale = {planned[n]: why for n, (_, why) in stale_groups(args.archive).items() if n in planned}
+    if args.targets:
+        for g in gone + sorted(stale):
+            print(records_file(args.targets, g))
+        return 0 if not (gone or stale) else 1
+    print(f"{len(gone)} of {len(planned)} run groups of {' + '.join(args.configfiles)} are missing from {args.archive}")
+    _price(p, args.archive, gone)
+    if stale:
+        print(f"{len(stale)} more are in it from code that has changed since, to be computed again (stale):")
+        _price(p, args.archive, sorted(stale))
+        for why in sorted(set(stale.values())):
+            print(f"    stale, {sum(w == why for w in stale.values())} groups: {why}")
+    if args.list:
+        for g in gone:
+            print("  " + group_name(g))
+        for g in sorted(stale):
+            print("  " + group_name(g) + " (stale)")
+    return 0 if not (gone or stale) else 1
+
+
+def _price(p, archive, gone: list[tuple]) -> None:
+    """Per experiment and algorithm, the fits of the groups ``gone`` and their CPU hours (calibrated on the
+    archive, and by the class models)."""
+    if not gone:
+        return
+    from mkclust.repro.calibration import from_archive
+    from mkclust.repro.estimate import dataset_size, group_rows
+    groups = p.run_groups()
+    cal = from_archive(archive, p)[0]
+    sizes = {name: dataset_size(p, name) for name in {g[2] for g in gone}}   # read once for every row below
+    for row, model in zip(group_rows(p, {g: groups[g] for g in gone}, sizes, cal=cal),
+                          group_rows(p, {g: groups[g] for g in gone}, sizes)):
+        cost = (f"about {row.cpu_hours:.2f} CPU h calibrated on the archive, {model.cpu_hours:.2f} by the class "
+                "models" + (f", {row.unknown} of unknown size" if row.unknown else ""))
+        print(f"  {row.name}: {row.jobs} ({row.fits} fits, {cost})")
+        for alg in sorted({g[1] for g in gone if g[0] == row.name}):
+            sub = group_rows(p, {g: groups[g] for g in gone if g[:2] == (row.name, alg)}, sizes, cal=cal)[0]
+            print(f"    {alg}: {sub.jobs} ({sub.fits} fits, about {sub.cpu_hours:.2f} CPU h)")

@@ -78,12 +78,23 @@ def _headline(verdicts: pd.DataFrame, data: list[dict] | None) -> str:
     return text + "."
 
 
-def left_out_line(left_out: list[str] | None) -> str:
-    """The run groups a rebuild from a partial results archive left out (``archive_partial``)."""
-    if not left_out:
-        return ""
-    return (f"Left out: {len(left_out)} run group(s) not in the results archive, so their cells are missing: "
-            + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + ".")
+def archive_lines(left_out: list[str] | None, stale: dict[str, str] | None = None) -> list[str]:
+    """What a rebuild from a results archive lacks: the run groups a partial archive left out
+    (``archive_partial``), and those it holds from code that has changed since (``stale``: group ->
+    why, :func:`mkclust.repro.archive.mark_stale`), per algorithm and reason."""
+    out = []
+    if left_out:
+        out.append(f"Left out: {len(left_out)} run group(s) not in the results archive, so their cells are missing: "
+                   + ", ".join(left_out[:20]) + (" ..." if len(left_out) > 20 else "") + ".")
+    if stale:
+        count: dict[tuple[str, str], int] = {}
+        for g, why in stale.items():
+            key = (g.split("/")[1], why)
+            count[key] = count.get(key, 0) + 1
+        out.append(f"To be computed again: {len(stale)} run group(s) of the results archive come from code that has "
+                   "changed since, and their cells show those results until a later piece replaces them: "
+                   + "; ".join(f"{alg}, {n} group(s) ({why})" for (alg, why), n in sorted(count.items())) + ".")
+    return out
 
 
 def _reference(tables: dict, reference_run: str | None) -> str:
@@ -92,12 +103,13 @@ def _reference(tables: dict, reference_run: str | None) -> str:
 
 
 def verdict_markdown(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None,
-                     left_out: list[str] | None = None, reference_run: str | None = None) -> str:
+                     left_out: list[str] | None = None, reference_run: str | None = None,
+                     stale: dict[str, str] | None = None) -> str:
     lines = [f"# {title}", "", f"**{_headline(verdicts, data)}**", ""]
     if data:
         lines += ["Data: " + " ".join(data_lines(data)), ""]
-    if left_out:
-        lines += [left_out_line(left_out), ""]
+    for line in archive_lines(left_out, stale):
+        lines += [line, ""]
     if reference_run:
         lines += [_reference(tables, reference_run), ""]
     lines += ["| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
@@ -122,13 +134,13 @@ LEGEND = ("Each claim is the paper's, in the form its table or figure tests it; 
 
 
 def verdict_html(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None,
-                 left_out: list[str] | None = None, reference_run: str | None = None) -> str:
+                 left_out: list[str] | None = None, reference_run: str | None = None,
+                 stale: dict[str, str] | None = None) -> str:
     cls = ["holds" if h is True else "fails" if h is False else "na" for h in verdicts["holds"]]
     parts = [f"<p><b>{html.escape(_headline(verdicts, data))}</b></p>"]
     if data:
         parts.append("<p>Data: " + html.escape(" ".join(data_lines(data)).replace("`", "")) + "</p>")
-    if left_out:
-        parts.append(f"<p>{html.escape(left_out_line(left_out))}</p>")
+    parts += [f"<p>{html.escape(line)}</p>" for line in archive_lines(left_out, stale)]
     if reference_run:
         parts.append(f"<p>{html.escape(_reference(tables, reference_run))}</p>")
     parts += [html_table(VERDICT_HEADER, _verdict_rows(verdicts), cls), f"<p>{html.escape(LEGEND)}</p>"]
@@ -198,18 +210,19 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
 
 def write_verdict(base: str, title: str, verdicts: pd.DataFrame, tables: dict,
                   data: list[dict] | None = None, left_out: list[str] | None = None,
-                  reference_run: str | None = None) -> list[str]:
+                  reference_run: str | None = None, stale: dict[str, str] | None = None) -> list[str]:
     """``base.{csv,md,html,png}``: the claims (:func:`mkclust.repro.reporting.verdicts.evaluate`) and the
     gaps of one paper; ``data`` (:meth:`mkclust.repro.planning.Plan.paper_data`) says in the pages which
     data sets are the paper's own and which stand in for them; ``left_out``: the run groups a
-    rebuild from a partial results archive left out; ``reference_run``: the archive the tables were
+    rebuild from a partial results archive left out, ``stale`` those it holds from code that has
+    changed since (group -> why); ``reference_run``: the archive the tables were
     compared with (their cells that differ from it beyond their noise are counted and named)."""
     from mkclust.repro.reporting.figures import save_figure
 
     with atomic_open(f"{base}.csv", "w", encoding="utf-8") as fh:
         verdicts[VERDICT_COLUMNS].to_csv(fh, index=False)
-    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables, data, left_out, reference_run))
-    write_text(f"{base}.html", verdict_html(title, verdicts, tables, data, left_out, reference_run))
+    write_text(f"{base}.md", verdict_markdown(title, verdicts, tables, data, left_out, reference_run, stale))
+    write_text(f"{base}.html", verdict_html(title, verdicts, tables, data, left_out, reference_run, stale))
     fig = verdict_figure(title, verdicts, tables)
     save_figure(fig, base, formats=("png",))
     return [f"{base}.{e}" for e in ("csv", "md", "html", "png")]
@@ -236,7 +249,8 @@ def job_cpu_seconds(folder: str | Path) -> float | None:
 def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: list[str], basedir: str | Path,
                 finished: float | None = None, job_cpu: float | None = None, tables: dict | None = None,
                 reference_run: str | None = None, archive: str | None = None,
-                left_out: list[str] | None = None, data_files: dict | None = None) -> dict:
+                left_out: list[str] | None = None, data_files: dict | None = None,
+                stale: dict[str, str] | None = None) -> dict:
     """What was run: per experiment its paper, data sets (with their flags), runs and fit CPU time;
     the commit, package versions, the date the summary was written and ``finished``, the time (epoch
     seconds) the newest results table was written; with ``reference_run``, ``reference``: the
@@ -244,7 +258,8 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
 
     Rebuilt from a results archive (``archive``, as the configuration names it): ``archive`` holds its
     pieces (name, commit, date archived, runs, fit CPU, groups) and the number of run groups
-    ``left_out`` (``experiment/algorithm/dataset/bank/group``), and ``finished`` is the latest piece's
+    ``left_out`` (``experiment/algorithm/dataset/bank/group``) and of those it holds ``stale`` (from code
+    that has changed since; group -> why), and ``finished`` is the latest piece's
     date, so that what the README's Results section takes from the summary depends on the archive
     only, not on when it was rebuilt. An experiment's ``datasets`` are then those with no group left
     out. ``data_files``: data set -> {path, sha256} of the researcher's own files the run read;
@@ -269,7 +284,7 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
     built = None
     if archive:
         from mkclust.repro.archive import pieces
-        built = {"path": archive, "left_out": len(left_out or []),
+        built = {"path": archive, "left_out": len(left_out or []), "stale": len(stale or {}),
                  "pieces": [{"piece": m["piece"], "commit": m["commit"], "archived": m["archived"], "runs": m["runs"],
                              "fit_cpu_seconds": m["fit_cpu_seconds"], "groups": len(m["groups"])}
                             for m in pieces(archive)]}
