@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from mkclust.repro.archive import (archive_files, archived_groups, compare_runs, drop_groups, mark_stale,
-                                   missing_groups, records_file, stale_groups, write_piece)
+from mkclust.repro.archive import (archive_files, archived_groups, carry_kept, compare_runs, drop_groups,
+                                   mark_stale, missing_groups, records_file, stale_groups, write_piece)
 from mkclust.repro.cli.archive import main as archive_cli
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.planning import plan
@@ -207,6 +207,39 @@ def test_stale_groups_stay_priced_and_listed_until_a_piece_computes_them_again(a
     man = json.loads((copy / "all" / "manifest.json").read_text())
     assert man["dropped"][0]["groups"] == old
     assert man["dropped"][0]["reason"] == "computed again in piece again (stale: its solver changed)"
+
+
+def test_kept_runs_of_groups_still_to_compute_are_carried_and_those_of_archived_groups_removed(
+        archive, tiny_plan, tmp_path, capsys):
+    p, wd = tiny_plan
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    groups = sorted(p.run_groups())
+    gone, old, held, done = groups[:4]
+    drop_groups(copy, "all", p, ["/".join(gone)], "to compute")
+    mark_stale(copy, ["/".join(old)], "its code changed")
+    data, into = tmp_path / "data", tmp_path / "in_progress"
+
+    def kept(root, g, *names):
+        folder = records_file(root, g).with_name(records_file(root, g).name + ".partial")
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in names:
+            (folder / f"{n}.json.kept").write_text(n)
+        (folder / "x.tmp").write_text("a write that never finished")
+        return folder
+
+    kept(data, gone, "a", "b")
+    kept(data, old, "c")
+    kept(data, held, "d")                   # archived: nothing to carry
+    kept(into, gone, "stale-key")           # replaced by what the run kept
+    kept(into, done, "e")                   # archived since: removed
+    assert archive_cli(["carry", str(copy), "--data", str(data), "--into", str(into), str(TINY)]) == 0
+    assert "2 groups' kept runs carried" in capsys.readouterr().out
+    found = sorted(str(f.relative_to(into)) for f in into.rglob("*") if f.is_file())
+    want = [kept(tmp_path / "want", g, *n) for g, n in ((gone, ("a", "b")), (old, ("c",)))]
+    assert found == sorted(str(f.relative_to(tmp_path / "want")) for w in want for f in w.glob("*.kept"))
+    again = carry_kept(copy, p, data, into)                  # again: the same
+    assert (sorted(again[0]), again[1]) == (["/".join(gone), "/".join(old)], [])
 
 
 def test_groups_the_configuration_no_longer_plans_are_dropped_by_name(archive, tiny_plan, tmp_path):

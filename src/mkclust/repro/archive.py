@@ -28,6 +28,7 @@ Command line (``mkclust archive --help``; :mod:`mkclust.repro.cli.archive`)::
     mkclust archive drop results/paper --piece 2026-11-26d_odmc --groups stale.txt --reason "..." \
         workflow/configs/paper.yaml
     mkclust archive stale results/paper --groups changed.txt --reason "..." workflow/configs/paper.yaml
+    mkclust archive carry results/paper --data /work/run/data --into results/in_progress workflow/configs/paper.yaml
 
 A group whose code changed after it was archived is either dropped (it becomes missing, its cells
 empty) or marked stale (:func:`mark_stale`: its rows stay and its cells keep them, the pages and
@@ -198,6 +199,39 @@ def stale_groups(archive: str | Path) -> dict[str, tuple[str, str]]:
         for entry in man.get("stale", []):
             out.update({g: (man["piece"], entry["reason"]) for g in entry["groups"] if g in man["groups"]})
     return out
+
+
+def carry_kept(archive: str | Path, plan, data_dir: str | Path, into: str | Path) -> tuple[list[str], list[str]]:
+    """Carry a stopped run's kept runs (``<records file>.partial/*.json.kept``,
+    :mod:`mkclust.repro.checkpoint`) to the next session: the planned groups the archive lacks or holds
+    stale, with kept runs under ``data_dir``, replace their folders under ``into`` (the same layout,
+    ``<into>/runs/...``; the run's data folder started from a copy of it, so it holds at least as
+    much); the folders under ``into`` of groups the archive now holds (and not stale) are removed.
+    Returns (group names carried, group names removed)."""
+    import shutil
+    from mkclust.repro.checkpoint import SUFFIX
+
+    held = archived_groups(archive)
+    stale = stale_groups(archive)
+    carried, removed = [], []
+    for g in plan.run_groups():
+        name = group_name(g)
+        src = Path(f"{records_file(data_dir, g)}.partial")
+        dst = Path(f"{records_file(into, g)}.partial")
+        if name in held and name not in stale:
+            if dst.is_dir():
+                shutil.rmtree(dst)
+                removed.append(name)
+            continue
+        kept = sorted(src.glob(f"*{SUFFIX}")) if src.is_dir() else []
+        if kept:
+            if dst.is_dir():
+                shutil.rmtree(dst)
+            dst.mkdir(parents=True)
+            for f in kept:
+                shutil.copy2(f, dst / f.name)
+            carried.append(name)
+    return carried, removed
 
 
 def _in_group(key: tuple, group: tuple) -> bool:

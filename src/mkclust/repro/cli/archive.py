@@ -10,7 +10,8 @@ from pathlib import Path
 
 from mkclust.repro import archive as A
 from mkclust.repro.archive import (
-    compare_runs, drop_groups, group_name, mark_stale, missing_groups, records_file, stale_groups, write_piece,
+    carry_kept, compare_runs, drop_groups, group_name, mark_stale, missing_groups, records_file, stale_groups,
+    write_piece,
 )
 
 
@@ -52,6 +53,13 @@ def main(argv=None) -> int:
     t.add_argument("--reason", required=True, help="what changed their results (kept in the manifests, shown on "
                                                    "the pages)")
     t.add_argument("configfiles", nargs="+")
+    k = sub.add_parser("carry", help="a stopped run's kept runs of the groups still to compute, into a folder "
+                                     "kept in the repository (and those of archived groups out of it)")
+    k.add_argument("archive")
+    k.add_argument("--data", required=True, help="the stopped run's data folder")
+    k.add_argument("--into", required=True,
+                   help="the folder that carries them (its runs/ has the data folder's layout)")
+    k.add_argument("configfiles", nargs="+")
     c = sub.add_parser("compare", help="a rerun's groups against the archive, run by run")
     c.add_argument("archive")
     c.add_argument("--data", required=True)
@@ -78,6 +86,12 @@ def main(argv=None) -> int:
         return 0
     if args.command == "missing":
         return _missing(p, args)
+    if args.command == "carry":
+        carried, removed = carry_kept(args.archive, p, args.data, args.into)
+        for name in carried:
+            print(f"  carried: {name}")
+        print(f"{len(carried)} groups' kept runs carried into {args.into}; {len(removed)} archived groups' removed")
+        return 0
     df = compare_runs(args.archive, p, args.data)
     if df.empty:
         print("no group of the data folder is in the archive")
