@@ -7,13 +7,15 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from mkclust.repro.archive import (archive_files, archived_groups, carry_kept, compare_runs, drop_groups,
-                                   mark_stale, missing_groups, records_file, stale_groups, write_piece)
+from mkclust.repro.archive import (PIECES_BEGIN, PIECES_END, archive_files, archived_groups, carry_kept,
+                                   compare_runs, drop_groups, mark_stale, missing_groups, pieces_markdown,
+                                   records_file, stale_groups, write_piece, write_pieces_block)
 from mkclust.repro.cli.archive import main as archive_cli
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.planning import plan
@@ -240,6 +242,28 @@ def test_kept_runs_of_groups_still_to_compute_are_carried_and_those_of_archived_
     assert found == sorted(str(f.relative_to(tmp_path / "want")) for w in want for f in w.glob("*.kept"))
     again = carry_kept(copy, p, data, into)                  # again: the same
     assert (sorted(again[0]), again[1]) == (["/".join(gone), "/".join(old)], [])
+
+
+def test_the_pieces_table_comes_from_the_manifests_and_the_docs_hold_it(archive, tmp_path, capsys):
+    """``pieces`` prints one row per piece and a total from the manifests; ``--write`` replaces only the
+    block between the markers; the committed docs hold the committed archives' tables."""
+    assert archive_cli(["pieces", str(archive)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    man = json.loads((archive / "all" / "manifest.json").read_text())
+    assert out[2].startswith(f"| `all` | {man['commit'][:7]} |") and f"| {len(man['groups'])} |" in out[2]
+    assert out[-1].startswith("| 1 pieces |")
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"before\n{PIECES_BEGIN}\nold table\n{PIECES_END}\nafter\n")
+    assert archive_cli(["pieces", str(archive), "--write", str(doc)]) == 0
+    assert doc.read_text() == f"before\n{PIECES_BEGIN}\n{pieces_markdown(archive)}\n{PIECES_END}\nafter\n"
+    doc.write_text("no block")
+    with pytest.raises(ValueError, match="no <!-- archive-pieces:begin -->"):
+        write_pieces_block(archive, doc)
+    root = Path(__file__).resolve().parents[2]
+    for folder, path in (("results/paper", "workflow/configs/README.md"), ("results/benchmark", "docs/benchmark.md")):
+        text = (root / path).read_text()
+        block = text.split(PIECES_BEGIN)[1].split(PIECES_END)[0].strip()
+        assert block == pieces_markdown(root / folder), f"{path}: mkclust archive pieces {folder} --write {path}"
 
 
 def test_groups_the_configuration_no_longer_plans_are_dropped_by_name(archive, tiny_plan, tmp_path):

@@ -29,6 +29,7 @@ Command line (``mkclust archive --help``; :mod:`mkclust.repro.cli.archive`)::
         workflow/configs/paper.yaml
     mkclust archive stale results/paper --groups changed.txt --reason "..." workflow/configs/paper.yaml
     mkclust archive carry results/paper --data /work/run/data --into results/in_progress workflow/configs/paper.yaml
+    mkclust archive pieces results/paper [--write workflow/configs/README.md]
 
 A group whose code changed after it was archived is either dropped (it becomes missing, its cells
 empty) or marked stale (:func:`mark_stale`: its rows stay and its cells keep them, the pages and
@@ -300,6 +301,38 @@ def pieces(archive: str | Path) -> list[dict]:
                                  f"restore it (git checkout -- {f}) or archive the piece again")
         out.append({**man, "folder": str(m.parent)})
     return out
+
+
+PIECES_BEGIN, PIECES_END = "<!-- archive-pieces:begin -->", "<!-- archive-pieces:end -->"
+
+
+def pieces_markdown(archive: str | Path) -> str:
+    """Every piece of the archive as a markdown table, from the manifests alone (what each piece holds
+    and why is its manifest's ``note``): commit, date archived, run groups, runs, fit CPU, and the
+    groups dropped from it or marked stale since; a last row sums them."""
+    rows, total = [], [0, 0, 0.0]
+    for man in pieces(archive):
+        dropped = sum(len(d["groups"]) for d in man.get("dropped", []))
+        stale = sum(1 for e in man.get("stale", []) for g in e["groups"] if g in man["groups"])
+        since = ", ".join(x for x in (f"{dropped} dropped" if dropped else "", f"{stale} stale" if stale else "") if x)
+        rows.append(f"| `{man['piece']}` | {man['commit'][:7]} | {man['archived'][:10]} | {len(man['groups'])} | "
+                    f"{man['runs']:,} | {man['fit_cpu_seconds'] / 3600:.2f} | {since or '-'} |")
+        total = [total[0] + len(man["groups"]), total[1] + man["runs"], total[2] + man["fit_cpu_seconds"]]
+    head = ["| piece | commit | archived | run groups | runs | fit CPU h | since |", "|---|---|---|---|---|---|---|"]
+    last = f"| {len(rows)} pieces | | | {total[0]} | {total[1]:,} | {total[2] / 3600:.2f} | |"
+    return "\n".join([*head, *rows, last])
+
+
+def write_pieces_block(archive: str | Path, path: str | Path) -> None:
+    """Replace the text between :data:`PIECES_BEGIN` and :data:`PIECES_END` in ``path`` with
+    :func:`pieces_markdown` (an error if the file has no such block)."""
+    text = Path(path).read_text(encoding="utf-8")
+    head, sep, rest = text.partition(PIECES_BEGIN)
+    _, sep2, tail = rest.partition(PIECES_END)
+    if not (sep and sep2):
+        raise ValueError(f"{path} has no {PIECES_BEGIN} ... {PIECES_END} block")
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"{head}{PIECES_BEGIN}\n{pieces_markdown(archive)}\n{PIECES_END}{tail}")
 
 
 def archive_files(archive: str | Path) -> list[str]:

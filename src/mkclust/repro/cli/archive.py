@@ -60,11 +60,20 @@ def main(argv=None) -> int:
     k.add_argument("--into", required=True,
                    help="the folder that carries them (its runs/ has the data folder's layout)")
     k.add_argument("configfiles", nargs="+")
+    s = sub.add_parser("pieces", help="every piece of the archive as a markdown table (from the manifests)")
+    s.add_argument("archive")
+    s.add_argument("--write", metavar="FILE", help="replace the file's archive-pieces block with the table instead")
     c = sub.add_parser("compare", help="a rerun's groups against the archive, run by run")
     c.add_argument("archive")
     c.add_argument("--data", required=True)
     c.add_argument("configfiles", nargs="+")
     args = ap.parse_args(argv)
+    if args.command == "pieces":
+        if args.write:
+            A.write_pieces_block(args.archive, args.write)
+        else:
+            print(A.pieces_markdown(args.archive))
+        return 0
     p = _plan(args.configfiles)
     if args.command == "add":
         path = write_piece(args.archive, args.piece, p, args.data, args.configfiles, commit=args.commit, note=args.note)
