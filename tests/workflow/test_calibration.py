@@ -126,6 +126,32 @@ def test_the_reference_run_calibrates_within_2x_on_nearly_every_method_and_data_
     assert r["ratio"].between(0.5, 2.0).all()     # with each pair's own factor (in sample)
 
 
+def test_what_the_reference_run_measured_adds_up_to_its_manifests(capsys):
+    """``--measured`` on the committed archive: the archived groups and fit CPU of every experiment sum
+    to the manifests' (every archived row is a planned run), the stale groups are the archive's, a
+    paper is complete exactly when none of its groups is missing or stale."""
+    import json
+    from mkclust.repro.archive import archived_groups, stale_groups
+    from mkclust.repro.cli import main
+    from mkclust.repro.configuration import load
+    from mkclust.repro.planning import plan
+    archive = ROOT / "results" / "paper"
+    p = plan(load(ROOT / "workflow" / "configs" / "paper.yaml"))
+    t = CAL.measured(archive, p)
+    total = t[t["kind"] == "total"].iloc[0]
+    mans = [json.loads(m.read_text()) for m in archive.glob("*/manifest.json")]
+    assert total["fit_cpu_h"] == pytest.approx(sum(m["fit_cpu_seconds"] for m in mans) / 3600, abs=1e-3)
+    assert total["archived"] == len(archived_groups(archive)) and total["stale"] == len(stale_groups(archive))
+    exps = t[t["kind"] == "experiment"]
+    assert exps["groups"].sum() == len(p.run_groups()) == total["groups"]
+    for r in t[t["kind"] == "paper"].itertuples():
+        mine = exps[exps["paper"] == r.name]
+        assert r.complete == bool(((mine["archived"] == mine["groups"]) & (mine["stale"] == 0)).all())
+    assert main(["estimate", str(ROOT / "workflow/configs/paper.yaml"), "--archive", str(archive), "--measured"]) == 0
+    out = capsys.readouterr().out
+    assert f"{total['fit_cpu_h']:19.2f}" in out.splitlines()[-1] and "complete" in out
+
+
 def test_a_fit_that_recorded_no_cpu_time_is_floored_not_a_crash():
     """Runs below the clock's resolution record 0 CPU seconds: measured_groups floors them at
     MIN_SECONDS (a finite logarithm), so the calibration fits."""

@@ -211,6 +211,50 @@ def backtest(archive, plan, progress=None) -> pd.DataFrame:
     return table
 
 
+def measured(archive, plan) -> pd.DataFrame:
+    """What the archive measured of the configuration, per experiment, then per paper, then in total
+    (``kind``): the planned run groups, those archived, those marked stale, the archived runs' fit
+    CPU hours (every archived planned run, finished or not) and ``complete`` (every group archived,
+    none stale: the hours are then the configuration's measured cost at the pieces' commits)."""
+    from mkclust.repro.archive import archived_groups, group_name, stale_groups
+
+    groups = plan.run_groups()
+    held, stale = archived_groups(archive), stale_groups(archive)
+    owner = {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, r.seed): g for g, rs in groups.items()
+             for r in rs}
+    cpu: dict[str, float] = {}
+    for _, frames in _piece_frames(archive):
+        for f in frames:
+            for key, sec in zip(f[_COLUMNS[:6]].itertuples(index=False, name=None),
+                                pd.to_numeric(f["cpu_seconds"], errors="coerce").fillna(0.0)):
+                g = owner.get(tuple(key))
+                if g is not None:
+                    cpu[g[0]] = cpu.get(g[0], 0.0) + float(sec)
+    rows = []
+    for exp in plan.config.get("experiments", {}):
+        mine = [group_name(g) for g in groups if g[0] == exp]
+        rows.append(("experiment", exp, plan.config["experiments"][exp]["paper"], len(mine),
+                     sum(n in held for n in mine), sum(n in stale for n in mine), cpu.get(exp, 0.0) / 3600))
+    df = pd.DataFrame(rows, columns=["kind", "name", "paper", "groups", "archived", "stale", "fit_cpu_h"])
+    papers = df.groupby("paper", sort=False)[["groups", "archived", "stale", "fit_cpu_h"]].sum().reset_index()
+    papers = papers.assign(kind="paper", name=papers["paper"])
+    total = df[["groups", "archived", "stale", "fit_cpu_h"]].sum().to_frame().T.assign(kind="total", name="total")
+    out = pd.concat([df, papers, total], ignore_index=True)
+    return out.assign(complete=(out["archived"] == out["groups"]) & (out["stale"] == 0))
+
+
+def format_measured(table: pd.DataFrame) -> str:
+    """:func:`measured` as text: the experiments, then (after a blank line) the papers and the total."""
+    lines, kind = [f"{'':26s} {'groups':>7s} {'archived':>9s} {'stale':>6s} {'fit CPU h measured':>19s}"], "experiment"
+    for r in table.itertuples(index=False):
+        if r.kind != kind and kind == "experiment":
+            lines.append("")
+        kind = r.kind
+        lines.append(f"{r.name:26s} {int(r.groups):7d} {int(r.archived):9d} {int(r.stale):6d} {r.fit_cpu_h:19.2f}"
+                     + ("  complete" if r.complete else ""))
+    return "\n".join(lines)
+
+
 def _within(ratio: pd.Series) -> int:
     return int(ratio.between(0.5, 2.0).sum())
 

@@ -24,6 +24,9 @@ def main(argv=None) -> int:
                     "every archived (method, data set) instead")
     ap.add_argument("--backtest", action="store_true", help="with --archive: price each piece from the pieces "
                     "archived before it and print measured / estimated per piece instead (one calibration per piece)")
+    ap.add_argument("--measured", action="store_true", help="with --archive: print what it measured instead (per "
+                    "experiment and paper: groups archived and stale, fit CPU hours; complete when nothing is "
+                    "missing or stale)")
     args = ap.parse_args(argv)
     try:
         config = load(*(args.configfiles or ["config.yaml"]))
@@ -36,6 +39,10 @@ def main(argv=None) -> int:
             table = calibration.backtest(args.archive, p, progress=lambda name: print(
                 f"calibrating on the pieces before {name}", file=sys.stderr, flush=True))
             print(calibration.format_backtest(table))
+            return 0
+        if args.archive and args.measured:
+            from mkclust.repro import calibration
+            print(calibration.format_measured(calibration.measured(args.archive, p)))
             return 0
         if args.archive:
             from mkclust.repro import calibration
