@@ -237,6 +237,11 @@ def test_kept_runs_of_groups_still_to_compute_are_carried_and_those_of_archived_
     kept(into, done, "e")                   # archived since: removed
     assert archive_cli(["carry", str(copy), "--data", str(data), "--into", str(into), str(TINY)]) == 0
     assert "2 groups' kept runs carried" in capsys.readouterr().out
+    assert archive_cli(["missing", str(copy), str(TINY), "--kept", str(into)]) == 1
+    out = capsys.readouterr().out
+    planned = p.run_groups()
+    assert f"kept under {into}: 2 of {len(planned[gone])} runs of {'/'.join(gone)}" in out
+    assert f"kept under {into}: 1 of {len(planned[old])} runs of {'/'.join(old)}" in out
     found = sorted(str(f.relative_to(into)) for f in into.rglob("*") if f.is_file())
     want = [kept(tmp_path / "want", g, *n) for g, n in ((gone, ("a", "b")), (old, ("c",)))]
     assert found == sorted(str(f.relative_to(tmp_path / "want")) for w in want for f in w.glob("*.kept"))

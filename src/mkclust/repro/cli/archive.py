@@ -36,6 +36,8 @@ def main(argv=None) -> int:
     m.add_argument("archive")
     m.add_argument("configfiles", nargs="+")
     m.add_argument("--list", action="store_true", help="name every missing group and every stale one")
+    m.add_argument("--kept", metavar="DIR", help="also count the runs kept for them under DIR (its runs/ in the "
+                   "data folder's layout: a stopped run's data folder, or results/in_progress)")
     m.add_argument("--targets", metavar="DATA_DIR",
                    help="print only the records files of the missing and stale groups under DATA_DIR, one per line: "
                         "the targets of a snakemake run that computes them (and nothing else an earlier piece holds)")
@@ -129,6 +131,14 @@ def _missing(p, args) -> int:
         _price(p, args.archive, sorted(stale))
         for why in sorted(set(stale.values())):
             print(f"    stale, {sum(w == why for w in stale.values())} groups: {why}")
+    if args.kept:
+        from mkclust.repro.checkpoint import SUFFIX
+        groups = p.run_groups()
+        for g in gone + sorted(stale):
+            folder = Path(f"{records_file(args.kept, g)}.partial")
+            kept = sum(1 for _ in folder.glob(f"*{SUFFIX}")) if folder.is_dir() else 0
+            if kept:
+                print(f"    kept under {args.kept}: {kept} of {len(groups[g])} runs of {group_name(g)}")
     if args.list:
         for g in gone:
             print("  " + group_name(g))
