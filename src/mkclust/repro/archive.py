@@ -104,10 +104,9 @@ def write_piece(archive: str | Path, piece: str, plan, data_dir: str | Path, con
     ``<archive>/<piece>/``; returns the manifest's path. A piece of that name is replaced whole. A
     stale group of another piece that this one computes again is dropped from that piece once this
     one is written (the reason names this piece)."""
-    stale = stale_groups(archive) if Path(archive).is_dir() else {}
+    where, stale = holdings(archive) if Path(archive).is_dir() else ({}, {})
     if groups is None:   # every complete group that no other piece holds yet, or holds stale
-        held = ({g for g, where in archived_groups(archive).items() if where != piece and g not in stale}
-                if Path(archive).is_dir() else set())
+        held = {g for g, p in where.items() if p != piece and g not in stale}
         groups = [g for g in complete_groups(plan, data_dir) if group_name(g) not in held]
     groups = list(groups)
     if not groups:
@@ -173,12 +172,11 @@ def mark_stale(archive: str | Path, names: list[str], reason: str) -> list[Path]
     showing them, counted and named as to be computed again, until a piece replaces them
     (:func:`write_piece`). Each piece's manifest keeps when and why (``stale``). Returns the manifests
     written."""
-    where = archived_groups(archive)
+    where, known = holdings(archive)
     names = sorted(set(names))
     foreign = [n for n in names if n not in where]
     if foreign:
         raise ValueError(f"not in the archive {archive}: {', '.join(foreign[:5])}")
-    known = stale_groups(archive)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = []
     for piece in sorted({where[n] for n in names if n not in known}):
@@ -193,15 +191,6 @@ def mark_stale(archive: str | Path, names: list[str], reason: str) -> list[Path]
     return out
 
 
-def stale_groups(archive: str | Path) -> dict[str, tuple[str, str]]:
-    """group name -> (piece, reason) of every archived group marked stale (:func:`mark_stale`)."""
-    out = {}
-    for man in pieces(archive):
-        for entry in man.get("stale", []):
-            out.update({g: (man["piece"], entry["reason"]) for g in entry["groups"] if g in man["groups"]})
-    return out
-
-
 def carry_kept(archive: str | Path, plan, data_dir: str | Path, into: str | Path) -> tuple[list[str], list[str]]:
     """Carry a stopped run's kept runs (``<records file>.partial/*.json.kept``,
     :mod:`mkclust.repro.checkpoint`) to the next session: the planned groups the archive lacks or holds
@@ -210,21 +199,19 @@ def carry_kept(archive: str | Path, plan, data_dir: str | Path, into: str | Path
     much); the folders under ``into`` of groups the archive now holds (and not stale) are removed.
     Returns (group names carried, group names removed)."""
     import shutil
-    from mkclust.repro.checkpoint import SUFFIX
+    from mkclust.repro.checkpoint import kept_folder, kept_runs
 
-    held = archived_groups(archive)
-    stale = stale_groups(archive)
+    held, stale = holdings(archive)
     carried, removed = [], []
     for g in plan.run_groups():
         name = group_name(g)
-        src = Path(f"{records_file(data_dir, g)}.partial")
-        dst = Path(f"{records_file(into, g)}.partial")
+        dst = kept_folder(records_file(into, g))
         if name in held and name not in stale:
             if dst.is_dir():
                 shutil.rmtree(dst)
                 removed.append(name)
             continue
-        kept = sorted(src.glob(f"*{SUFFIX}")) if src.is_dir() else []
+        kept = kept_runs(kept_folder(records_file(data_dir, g)))
         if kept:
             if dst.is_dir():
                 shutil.rmtree(dst)
@@ -310,17 +297,17 @@ def pieces_markdown(archive: str | Path) -> str:
     """Every piece of the archive as a markdown table, from the manifests alone (what each piece holds
     and why is its manifest's ``note``): commit, date archived, run groups, runs, fit CPU, and the
     groups dropped from it or marked stale since; a last row sums them."""
-    rows, total = [], [0, 0, 0.0]
-    for man in pieces(archive):
+    mans = pieces(archive)
+    rows = ["| piece | commit | archived | run groups | runs | fit CPU h | since |", "|---|---|---|---|---|---|---|"]
+    for man in mans:
         dropped = sum(len(d["groups"]) for d in man.get("dropped", []))
         stale = sum(1 for e in man.get("stale", []) for g in e["groups"] if g in man["groups"])
         since = ", ".join(x for x in (f"{dropped} dropped" if dropped else "", f"{stale} stale" if stale else "") if x)
         rows.append(f"| `{man['piece']}` | {man['commit'][:7]} | {man['archived'][:10]} | {len(man['groups'])} | "
                     f"{man['runs']:,} | {man['fit_cpu_seconds'] / 3600:.2f} | {since or '-'} |")
-        total = [total[0] + len(man["groups"]), total[1] + man["runs"], total[2] + man["fit_cpu_seconds"]]
-    head = ["| piece | commit | archived | run groups | runs | fit CPU h | since |", "|---|---|---|---|---|---|---|"]
-    last = f"| {len(rows)} pieces | | | {total[0]} | {total[1]:,} | {total[2] / 3600:.2f} | |"
-    return "\n".join([*head, *rows, last])
+    groups, runs = sum(len(m["groups"]) for m in mans), sum(m["runs"] for m in mans)
+    hours = sum(m["fit_cpu_seconds"] for m in mans) / 3600
+    return "\n".join([*rows, f"| {len(mans)} pieces | | | {groups} | {runs:,} | {hours:.2f} | |"])
 
 
 def write_pieces_block(archive: str | Path, path: str | Path) -> None:
@@ -340,15 +327,29 @@ def archive_files(archive: str | Path) -> list[str]:
     return sorted(str(p) for p in Path(archive).glob("*/*") if p.name == MANIFEST or p.name.endswith(".csv.gz"))
 
 
-def archived_groups(archive: str | Path) -> dict[str, str]:
-    """group name -> the piece that holds it; a group in two pieces is an error naming both."""
+def holdings(archive: str | Path) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """(group name -> the piece that holds it, group name -> (piece, reason) of those marked stale,
+    :func:`mark_stale`), from one read of the manifests; a group in two pieces is an error naming both."""
     where: dict[str, str] = {}
+    stale: dict[str, tuple[str, str]] = {}
     for man in pieces(archive):
         for g in man["groups"]:
             if g in where:
                 raise ValueError(f"run group {g} is in two pieces of {archive}: {where[g]} and {man['piece']}")
             where[g] = man["piece"]
-    return where
+        for entry in man.get("stale", []):
+            stale.update({g: (man["piece"], entry["reason"]) for g in entry["groups"] if g in man["groups"]})
+    return where, stale
+
+
+def archived_groups(archive: str | Path) -> dict[str, str]:
+    """group name -> the piece that holds it (:func:`holdings`)."""
+    return holdings(archive)[0]
+
+
+def stale_groups(archive: str | Path) -> dict[str, tuple[str, str]]:
+    """group name -> (piece, reason) of every archived group marked stale (:func:`holdings`)."""
+    return holdings(archive)[1]
 
 
 def missing_groups(plan, archive: str | Path) -> list[tuple]:

@@ -98,8 +98,7 @@ def group_rows(frames, plan) -> pd.DataFrame:
     if not frames:   # an archive without pieces yet: nothing measured, the class models stand
         return pd.DataFrame(columns=columns)
     groups = plan.run_groups()
-    owner = {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, r.seed): g for g, rs in groups.items()
-             for r in rs}
+    owner = _owners(groups)
     df = pd.concat([f[[c for c in _COLUMNS if c in f.columns]] for f in frames], ignore_index=True)
     df = df[df["status"] == "ok"]
     keys = df[_COLUMNS[:6]].itertuples(index=False, name=None)
@@ -113,6 +112,13 @@ def group_rows(frames, plan) -> pd.DataFrame:
         if typical > 0:
             rows.append((g[0], g[1], g[2], g, float(s["cpu_seconds"].sum()), len(s), typical, len(runs)))
     return pd.DataFrame(rows, columns=columns)
+
+
+def _owners(groups: dict) -> dict[tuple, tuple]:
+    """A run's results-row key (:func:`mkclust.repro.archive.run_key`) -> its run group."""
+    from mkclust.repro.archive import run_key
+
+    return {run_key(r): g for g, rs in groups.items() for r in rs}
 
 
 def measured_groups(frames, plan) -> pd.DataFrame:
@@ -216,12 +222,11 @@ def measured(archive, plan) -> pd.DataFrame:
     (``kind``): the planned run groups, those archived, those marked stale, the archived runs' fit
     CPU hours (every archived planned run, finished or not) and ``complete`` (every group archived,
     none stale: the hours are then the configuration's measured cost at the pieces' commits)."""
-    from mkclust.repro.archive import archived_groups, group_name, stale_groups
+    from mkclust.repro.archive import group_name, holdings
 
     groups = plan.run_groups()
-    held, stale = archived_groups(archive), stale_groups(archive)
-    owner = {(r.experiment, r.algorithm, r.dataset, r.bank, r.param_id, r.seed): g for g, rs in groups.items()
-             for r in rs}
+    held, stale = holdings(archive)
+    owner = _owners(groups)
     cpu: dict[str, float] = {}
     for _, frames in _piece_frames(archive):
         for f in frames:

@@ -30,6 +30,17 @@ from mkclust.repro.run_spec import Run
 
 log = logging.getLogger("mkclust.repro.checkpoint")
 SUFFIX = ".json.kept"   # not *.json: a kept record is not a records file to anything that looks for those
+
+
+def kept_folder(records_file) -> Path:
+    """The folder the rule ``run`` keeps a group's finished runs in: ``<records file>.partial``."""
+    return Path(f"{records_file}.partial")
+
+
+def kept_runs(folder) -> list[Path]:
+    """The kept records in ``folder`` (none if it does not exist), in name order."""
+    folder = Path(folder)
+    return sorted(folder.glob(f"*{SUFFIX}")) if folder.is_dir() else []
 PACKAGE = "mkclust"
 
 
@@ -156,4 +167,4 @@ class GroupCheckpoint:
         return record
 
     def __len__(self) -> int:
-        return sum(1 for _ in self.folder.glob(f"*{SUFFIX}")) if self.folder.is_dir() else 0
+        return len(kept_runs(self.folder))

@@ -42,7 +42,7 @@ def preflight(config: dict, checkout: str | Path, cwd: str | Path | None = None)
     """The pre-job checks of a resolved configuration (module docstring); ``checkout`` is the
     repository's folder (where a relative ``reference_run`` is also looked for), ``cwd`` the
     working folder (default: the current one)."""
-    from mkclust.repro.archive import archived_groups, group_name, missing_groups, stale_groups
+    from mkclust.repro.archive import archived_groups, group_name, holdings
 
     cwd = Path.cwd() if cwd is None else Path(cwd)
     pre = Preflight(plan(config))
@@ -57,9 +57,10 @@ def preflight(config: dict, checkout: str | Path, cwd: str | Path | None = None)
     pre.archive = config.get("results_archive")
     if pre.archive:
         try:
-            pre.left_out = [group_name(g) for g in missing_groups(pre.plan, pre.archive)]
-            planned = {group_name(g) for g in pre.plan.run_groups()}
-            pre.stale = {g: why for g, (_, why) in sorted(stale_groups(pre.archive).items()) if g in planned}
+            held, stale = holdings(pre.archive)
+            planned = [group_name(g) for g in pre.plan.run_groups()]
+            pre.left_out = [g for g in planned if g not in held]
+            pre.stale = {g: stale[g][1] for g in sorted(planned) if g in stale}
         except ValueError as exc:
             raise ConfigError(f"results_archive: {exc}") from exc
         if pre.left_out and not config.get("archive_partial"):

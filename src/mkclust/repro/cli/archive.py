@@ -10,8 +10,7 @@ from pathlib import Path
 
 from mkclust.repro import archive as A
 from mkclust.repro.archive import (
-    carry_kept, compare_runs, drop_groups, group_name, mark_stale, missing_groups, records_file, stale_groups,
-    write_piece,
+    carry_kept, compare_runs, drop_groups, group_name, holdings, mark_stale, records_file, write_piece,
 )
 
 
@@ -117,14 +116,15 @@ def main(argv=None) -> int:
 
 def _missing(p, args) -> int:
     """``mkclust archive missing``: the missing groups and the stale ones, each priced."""
-    gone = missing_groups(p, args.archive)
-    planned = {group_name(g): g for g in p.run_groups()}
-    stale = {planned[n]: why for n, (_, why) in stale_groups(args.archive).items() if n in planned}
+    held, marked = holdings(args.archive)
+    gone = [g for g in p.run_groups() if group_name(g) not in held]
+    stale = {g: marked[group_name(g)][1] for g in p.run_groups() if group_name(g) in marked}
     if args.targets:
         for g in gone + sorted(stale):
             print(records_file(args.targets, g))
         return 0 if not (gone or stale) else 1
-    print(f"{len(gone)} of {len(planned)} run groups of {' + '.join(args.configfiles)} are missing from {args.archive}")
+    print(f"{len(gone)} of {len(p.run_groups())} run groups of {' + '.join(args.configfiles)} are missing "
+          f"from {args.archive}")
     _price(p, args.archive, gone)
     if stale:
         print(f"{len(stale)} more are in it from code that has changed since, to be computed again (stale):")
@@ -132,11 +132,10 @@ def _missing(p, args) -> int:
         for why in sorted(set(stale.values())):
             print(f"    stale, {sum(w == why for w in stale.values())} groups: {why}")
     if args.kept:
-        from mkclust.repro.checkpoint import SUFFIX
+        from mkclust.repro.checkpoint import kept_folder, kept_runs
         groups = p.run_groups()
         for g in gone + sorted(stale):
-            folder = Path(f"{records_file(args.kept, g)}.partial")
-            kept = sum(1 for _ in folder.glob(f"*{SUFFIX}")) if folder.is_dir() else 0
+            kept = len(kept_runs(kept_folder(records_file(args.kept, g))))
             if kept:
                 print(f"    kept under {args.kept}: {kept} of {len(groups[g])} runs of {group_name(g)}")
     if args.list:

@@ -63,7 +63,7 @@ def _origin(summary: dict) -> str:
                        for m in arch["pieces"])
     missing = (f"; {arch['left_out']} run groups of the configuration are not in it yet (their cells are missing, "
                "each verdict lists them)" if arch["left_out"] else "")
-    if arch.get("stale"):
+    if arch["stale"]:
         missing += (f"; {arch['stale']} run groups in it come from code that has changed since and are to be "
                     "computed again (each verdict says which; `mkclust archive missing` lists them)")
     return f"the results archive `{arch['path']}`, rebuilt without fitting (pieces: {pieces}{missing})"
@@ -138,7 +138,7 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
     k = len(arch["pieces"]) if arch else 0
     where = (f"the reference run `{arch['path']}` ({k} piece{'s' if k != 1 else ''}"
              + (f"; {arch['left_out']} run groups of the configuration not in it yet" if arch["left_out"] else "")
-             + (f"; {arch['stale']} from code since changed, to be computed again" if arch.get("stale") else "")
+             + (f"; {arch['stale']} from code since changed, to be computed again" if arch["stale"] else "")
              + ")") if arch else (f"the run of {summary.get('finished') or summary['date']} "
                                   f"(commit `{summary['commit']}`)")
     out = [BEGIN, "", f"Generated from {where}; per claim, with our numbers and the published ones: "
