@@ -119,6 +119,49 @@ def test_feature_map_exact_and_truncated(X):
         feature_map(K, energy=1.5)
 
 
+@pytest.mark.parametrize("failure", ["no convergence", "no shifts"])
+def test_feature_map_answers_by_the_dense_eigensolver_where_arpack_fails(X, monkeypatch, failure):
+    """Where ARPACK raises (it did on the benchmark's heart-h, a nearly-identity Gaussian kernel, depending
+    on the array's alignment), the Lanczos branch answers by the dense eigh: the same rank, eigenvalues
+    and best rank-r approximation as the dense solver, instead of failing the fit."""
+    import scipy.sparse.linalg
+
+    K = build_bank("gauss_grid", X).K[2]
+    n, r = K.shape[0], 10
+    assert 5 * r <= n                                        # the Lanczos branch
+    expected = feature_map(K, rank=r)
+
+    def arpack_fails(*args, **kwargs):
+        if failure == "no convergence":
+            raise scipy.sparse.linalg.ArpackNoConvergence("no convergence", np.zeros(0), np.zeros((n, 0)))
+        raise scipy.sparse.linalg.ArpackError(3)
+
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", arpack_fails)
+    F, info = feature_map(K, rank=r, return_info=True)
+    lam = np.sort(np.linalg.eigvalsh(K))[::-1]
+    assert F.shape == (n, r) and info["rank"] == r
+    np.testing.assert_allclose(info["eigenvalues"], lam[:r], rtol=1e-10)
+    np.testing.assert_allclose(F @ F.T, expected @ expected.T, atol=1e-8 * np.abs(K).max())
+
+
+def test_top_eigh_returns_every_pair_asked_for_on_a_clustered_spectrum():
+    """LAPACK's subset driver can return fewer pairs than asked where the spectrum is one cluster;
+    top_eigh then takes them from the full decomposition."""
+    from mkclust.kernel_functions import top_eigh
+
+    A = 2 * np.eye(50) + 1e-17 * np.ones((50, 50))
+    # LAPACK's subset driver returns 0 of these 4 pairs (scipy 1.17's LAPACK)
+    lam, V = top_eigh(A, 4)
+    assert lam.shape == (4,) and V.shape == (50, 4)
+    np.testing.assert_allclose(A @ V, V * lam, atol=1e-12)
+    np.testing.assert_allclose(V.T @ V, np.eye(4), atol=1e-12)
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(12, 12))
+    B = B + B.T
+    lam, V = top_eigh(B, 3)
+    np.testing.assert_allclose(lam, np.linalg.eigvalsh(B)[-3:], rtol=1e-12)
+
+
 def test_nystroem_bank(X):
     """Landmarks: no n x n matrix is formed. Where the kernel's rank is below the number of landmarks
     (linear, and (1 + x'y)^2 on 3 features: rank 10) the Nystroem features are exact; for the

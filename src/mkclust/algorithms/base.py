@@ -11,13 +11,13 @@ from numbers import Integral, Real
 from typing import Callable, ClassVar
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse.linalg
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 
 from mkclust._params import Interval, StrOptions, validate_params
 from mkclust._validation import check_features, check_kernels, check_n_clusters
+from mkclust.kernel_functions import top_eigh
 
 
 class Progress:
@@ -296,11 +296,7 @@ def leading_eigenvectors(matvec, n: int, k: int, dense: Callable, dense_limit: i
                 return lam, vec
             logging.getLogger(__name__).info("eigsh: two of the %d eigenvalues %.3g apart (n = %d): the dense "
                                              "eigensolver instead", k, spacing, n)
-    A = dense()
-    lam, vec = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1])
-    if lam.size < k:  # LAPACK's subset drivers (evr, evx) can return no pairs for a spectrum
-        lam, vec = scipy.linalg.eigh(A)  # clustered at one value (2 I + 1e-17: 0 of 10); all pairs
-        lam, vec = lam[n - k:], vec[:, n - k:]
+    lam, vec = top_eigh(dense(), k)
     order = np.argsort(lam)[::-1]
     return lam[order], vec[:, order]
 
