@@ -1,5 +1,6 @@
 import math
 
+import matplotlib.colors
 import numpy as np
 import pandas as pd
 import pytest
@@ -295,6 +296,32 @@ def test_timing_draws_several_columns_each_with_its_slope():
     assert labels == ["MKC: with kernel PCA (slope 1.00)", "MKC: without (slope 0.50)"]
 
 
+def test_timing_leaves_out_runs_that_did_not_finish():
+    # GMMC declines above max_n in a hundredth of a second: in the benchmark's figure those runs made
+    # its curve fall at n = 1000 and its slope 0.00 instead of the fits' 2
+    rows = [{"dataset": f"d{n}", "algorithm": "GMMC", "param_id": "default", "seed": 0, "n": n, "status": "ok",
+             "cpu_seconds": (n / 100) ** 2} for n in (100, 200, 400)]
+    rows += [{"dataset": "big", "algorithm": "GMMC", "param_id": "default", "seed": 0, "n": 1000,
+              "status": "not_finished", "cpu_seconds": 0.01}]
+    fig = make_figure(frame(rows), {"kind": "timing", "x": "n", "loglog": True})
+    (c,) = fig.axes[0].containers
+    assert c.get_label() == "GMMC (slope 2.00)"
+    assert list(c.lines[0].get_xdata()) == [100, 200, 400]
+
+
+def test_timing_lines_look_different_beyond_ten_methods():
+    algs = [f"M{i}" for i in range(16)]
+    rows = [{"dataset": "d", "algorithm": a, "param_id": "default", "seed": 0, "n": n, "cpu_seconds": (i + 1) * n}
+            for i, a in enumerate(algs) for n in (100, 200)]
+    fig = make_figure(frame(rows), {"kind": "timing", "x": "n", "loglog": True})
+    ax = fig.axes[0]
+    styles = {(matplotlib.colors.to_hex(c.lines[0].get_color()), c.lines[0].get_marker(), c.lines[0].get_linestyle())
+              for c in ax.containers}
+    assert len(ax.containers) == 16 and len(styles) == 16
+    legend = ax.get_legend()   # beside the axes, not over the curves
+    assert legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1
+
+
 def test_where_accepts_a_list_of_values():
     df = frame([{"dataset": "d", "algorithm": "MMC", "param_id": f"kernel={k}", "seed": 0, "param.kernel": k,
                  "acc": k / 10} for k in range(5)])
@@ -481,6 +508,18 @@ def test_rank_test_ranks_friedman_groups_and_summary():
     assert "not told apart from it: B." in text and "beyond the critical difference: C." in text
     assert "Cheapest of the best group: B (median 0.5 CPU s per fit)" in text
     assert "Left out (a method has no value there): d5" in text
+
+
+def test_cpu_seconds_per_fit_count_only_runs_that_finished():
+    """A method that declines a large set in a hundredth of a second (GMMC above max_n) is not made
+    the cheapest by it: its median is over the fits it made."""
+    from mkclust.repro.reporting.ranks import column_seconds
+    rows = [{"dataset": "d", "algorithm": "G", "seed": s, "status": "ok", "cpu_seconds": 5.0} for s in range(2)]
+    rows += [{"dataset": "big", "algorithm": "G", "seed": s, "status": "not_finished", "cpu_seconds": 0.01}
+             for s in range(3)]
+    rows += [{"dataset": "d", "algorithm": "K", "seed": s, "status": "ok", "cpu_seconds": 1.0} for s in range(2)]
+    seconds = column_seconds(frame(rows), {"columns": {"G": {"algorithm": "G"}, "K": {"algorithm": "K"}}})
+    assert seconds.to_dict() == {"G": 5.0, "K": 1.0}
 
 
 def test_rank_rows_of_a_table_with_too_few_methods_say_why_instead_of_failing():

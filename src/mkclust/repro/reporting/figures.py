@@ -14,7 +14,8 @@
   line per algorithm (``time: {label: column}``: one line per algorithm and column); ``loglog:
   true`` also fits the slope of log time against log x and writes it in the legend; ``totals:
   {label: algorithm}`` sums an algorithm's parameter sets per run (e.g. the total time of MMC on
-  K1, K2 and K3).
+  K1, K2 and K3). Runs that did not finish (a declined set) are left out; past ten lines, each round
+  of ten colours has its own marker and dash, and the legend stands beside the axes.
 - ``heatmap``: a metric (or a row of panels per entry of ``metrics``) over a grid of two parameters
   of one algorithm, one panel per dataset (``datasets`` picks them).
 - ``weights``: learned kernel weights per kernel (view), one bar per configured column, one panel
@@ -45,12 +46,13 @@ from mkclust._io import atomic_path  # noqa: E402
 from mkclust.repro.configuration import as_list  # noqa: E402
 from mkclust.repro.reference import load_reference  # noqa: E402
 from mkclust.repro.reporting.ranks import cd_diagram, rank_test, values_from_table  # noqa: E402
-from mkclust.repro.reporting.tables import _where, build_table, xcol  # noqa: E402
+from mkclust.repro.reporting.tables import _where, build_table, finished_runs, xcol  # noqa: E402
 from mkclust.repro.reporting.verdicts import fitted_slope  # noqa: E402
 
 
 TITLE_FONTSIZE = 9  # titles and panel titles (points)
 PANELS_PER_ROW = 5  # sweep figures wrap their per-data-set panels into rows of at most this many
+MAX_COLOURS = 10    # matplotlib's default colour cycle (C0-C9)
 
 
 def bars(results: pd.DataFrame, spec: dict) -> plt.Figure:
@@ -192,9 +194,10 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     # one column, or {label: column}: several lines per algorithm (e.g. CPU time with and without
     # the kernel PCA), each with its own slope
     series = time if isinstance(time, dict) else {None: time}
-    results = _selected(results, spec)
+    results = finished_runs(_selected(results, spec))     # a declined run's seconds are not a fit's
     xc = xcol(results, x)
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    lines = len(series) * results["algorithm"].nunique()
+    fig, ax = plt.subplots(figsize=(5.5 + (2.0 if lines > MAX_COLOURS else 0.0), 3.6))
     for name, y in series.items():
         res = _with_totals(results, xc, y, spec["totals"]) if spec.get("totals") else results
         for alg, g in res.groupby("algorithm", sort=False):
@@ -204,8 +207,8 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
             if spec.get("loglog") and len(s) >= 2 and (s["median"] > 0).all():
                 slope = fitted_slope(xs, s["median"].to_numpy())
                 label += f" (slope {slope:.2f})"
-            ax.errorbar(xs, s["median"], yerr=[s["median"] - s["min"], s["max"] - s["median"]], marker="o",
-                        capsize=2, label=label)
+            ax.errorbar(xs, s["median"], yerr=[s["median"] - s["min"], s["max"] - s["median"]], capsize=2,
+                        label=label, **_line_style(len(ax.containers)))
     if spec.get("loglog"):
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -215,10 +218,21 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel(spec.get("xlabel", x))
     ax.set_ylabel(spec.get("ylabel", f"{time if isinstance(time, str) else 'seconds'} (median, min-max)"))
-    ax.legend(fontsize=7)
+    if lines > MAX_COLOURS:   # beside the axes: inside, sixteen entries hid the curves
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    else:
+        ax.legend(fontsize=7)
     _title(fig, spec.get("title", ""), ax)
     fig.tight_layout()
     return fig
+
+
+def _line_style(i: int) -> dict:
+    """The i-th line's colour, marker and dash: matplotlib's ten colours, then again with another
+    marker and dash per round of ten, so that no two lines of a figure look alike (the benchmark's
+    timing figure has sixteen); the first ten are matplotlib's defaults with a circle."""
+    k = i // MAX_COLOURS
+    return {"color": f"C{i % MAX_COLOURS}", "marker": "os^Dv"[k % 5], "linestyle": ["-", "--", ":", "-."][k % 4]}
 
 
 def _title(fig: plt.Figure, title: str, ax=None) -> None:

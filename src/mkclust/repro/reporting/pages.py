@@ -18,6 +18,7 @@ from mkclust.repro.provenance import commit, versions
 from mkclust.repro.reporting._html import html_page, html_table, write_text
 from mkclust.repro.reporting.reference_run import reference_counts, reference_line
 from mkclust.repro.reporting.causes import cell_list, gap_groups
+from mkclust.repro.reporting.tables import finished_runs
 from mkclust.repro.reporting.verdicts import VERDICT_COLUMNS, gap_counts
 
 # ------------------------------------------------------------------------------------------------
@@ -273,7 +274,7 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
         if len(df):
             for ds, f in df.groupby("dataset")["dataset_flags"].first().items():
                 flags[ds] = f if isinstance(f, str) else ""
-        ok = df[df["status"].astype(str) != "not_finished"] if "status" in df.columns else df
+        ok = finished_runs(df)
         exps.append({"experiment": name, "paper": e["paper"],
                      "datasets": [d for d in e["datasets"] if d not in incomplete],
                      "flags": {d: flags.get(d, "") for d in e["datasets"] if flags.get(d)},

@@ -22,6 +22,7 @@ import pandas as pd  # noqa: E402
 from scipy.stats import friedmanchisquare, rankdata, studentized_range  # noqa: E402
 
 from mkclust.repro.configuration import as_list  # noqa: E402
+from mkclust.repro.reporting.tables import finished_runs  # noqa: E402
 
 
 @dataclass
@@ -191,10 +192,11 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05,
 
 
 def column_seconds(results: pd.DataFrame, spec: dict) -> pd.Series | None:
-    """Median CPU seconds per fit of each column of a table spec (its algorithms' runs); None when the
-    results carry no CPU times."""
+    """Median CPU seconds per fit of each column of a table spec (its algorithms' finished runs: a
+    declined run's hundredth of a second is not a fit's); None when the results carry no CPU times."""
     if "cpu_seconds" not in results.columns:
         return None
+    results = finished_runs(results)
     out = {}
     for label, col in (spec.get("columns") or {}).items():
         t = results.loc[results["algorithm"].isin(as_list(col.get("algorithm", label))), "cpu_seconds"].dropna()

@@ -190,6 +190,13 @@ def paired_outcome(ref: pd.Series, other: pd.Series, alpha: float = 0.05) -> tup
     return "tie", p
 
 
+def finished_runs(results: pd.DataFrame) -> pd.DataFrame:
+    """The runs that finished: a run with ``status`` "not_finished" (declined without trying, or out of
+    its budget) has no result, and its seconds are not a fit's. It enters no table cell (:func:`build_table`
+    makes the cell N/A), no claim, no timing figure and no method's CPU seconds per fit."""
+    return results[results["status"].astype(str) != "not_finished"] if "status" in results.columns else results
+
+
 def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = None) -> pd.DataFrame:
     """The tidy table: one row per (dataset, column, metric) with value, std, published, diff.
 

@@ -45,7 +45,7 @@ import pandas as pd
 
 from mkclust.repro.configuration import as_list, claim_kind
 from mkclust.repro.reporting.causes import GAP
-from mkclust.repro.reporting.tables import _where, counted, xcol
+from mkclust.repro.reporting.tables import _where, counted, finished_runs, xcol
 
 CLOSE = GAP
 SLOPE_TOLERANCE = 0.3
@@ -230,9 +230,7 @@ def _wins(tables: dict, results: pd.DataFrame, claim: dict, need: str) -> Verdic
 
 
 def _runs(results: pd.DataFrame, spec: dict, claim: dict) -> pd.DataFrame:
-    g = results[results["algorithm"].isin(as_list(spec["algorithm"]))]
-    if "status" in g.columns:
-        g = g[g["status"].astype(str) != "not_finished"]
+    g = finished_runs(results[results["algorithm"].isin(as_list(spec["algorithm"]))])
     g = _where(g, spec.get("where") or {})
     if g.empty:
         raise MissingColumns(claim, f"no runs of {spec['algorithm']}")
