@@ -340,29 +340,49 @@ def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tin
             assert "[ref " in (run / "figures" / "tinypaper" / "table2.md").read_text()
 
 
-def test_the_readme_results_and_pages_are_the_rebuild_of_the_reference_run(tmp_path):
-    """README.md's results summary, docs/results.md and results/paper/pages/ are what the rebuild from
-    the committed archive gives, byte for byte (the commands in mkclust.repro.reporting.results' docstring)."""
+def _rebuilt_pages(tmp_path, name: str):
+    """The committed pages of ``results/<name>/pages`` (.md, .csv) and their rebuild from the committed
+    archive ``results/<name>`` with workflow/configs/<name>.yaml, as the README's command makes it."""
     from _wf import REPO
-    from mkclust.repro.reporting.results import BEGIN, END, page, summary_block
 
-    pages = REPO / "results" / "paper" / "pages"
+    pages = REPO / "results" / name / "pages"
     kept = sorted(f.relative_to(pages) for f in pages.rglob("*") if f.is_file() and f.suffix in (".md", ".csv"))
     if not kept:
-        pytest.skip("no reference-run pages committed")
+        pytest.skip(f"no pages of results/{name} committed")
     figs = tmp_path / "pages"
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-           "--cores", "2", "--configfile", str(REPO / "workflow/configs/paper.yaml"),
-           "--config", "results_archive=results/paper",
+           "--cores", "2", "--configfile", str(REPO / f"workflow/configs/{name}.yaml"),
+           "--config", f"results_archive=results/{name}",
            "archive_partial=true", f"figures_dir={figs}", f"data_dir={tmp_path / 'data'}", "--",
            *(str(figs / p) for p in kept), str(figs / "run_summary.json")]
     (tmp_path / "results").symlink_to(REPO / "results")      # the archive as the README's command names it
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
     for p in kept:
-        assert (figs / p).read_bytes() == (pages / p).read_bytes(), f"results/paper/pages/{p} differs from its rebuild"
+        assert (figs / p).read_bytes() == (pages / p).read_bytes(), f"results/{name}/pages/{p} differs from its rebuild"
+    return figs
+
+
+def test_the_readme_results_and_pages_are_the_rebuild_of_the_reference_run(tmp_path):
+    """README.md's results summary, docs/results.md and results/paper/pages/ are what the rebuild from
+    the committed archive gives, byte for byte (the commands in mkclust.repro.reporting.results' docstring)."""
+    from _wf import REPO
+    from mkclust.repro.reporting.results import BEGIN, END, page, summary_block
+
+    figs = _rebuilt_pages(tmp_path, "paper")
     full = load_config(REPO / "workflow/configs/paper.yaml")
     assert page(figs, full, "results/paper/pages") == (REPO / "docs" / "results.md").read_text()
     readme = (REPO / "README.md").read_text()
     committed = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
     assert summary_block(figs, full, "results/paper/pages") == committed
+
+
+def test_the_readme_benchmark_summary_and_pages_are_the_rebuild_of_the_benchmark_archive(tmp_path):
+    """The same for the benchmark: results/benchmark/pages/ and the README's benchmark summary."""
+    from _wf import REPO
+    from mkclust.repro.reporting.results import BENCH_BEGIN, BENCH_END, benchmark_block
+
+    figs = _rebuilt_pages(tmp_path, "benchmark")
+    readme = (REPO / "README.md").read_text()
+    committed = BENCH_BEGIN + readme.split(BENCH_BEGIN, 1)[1].split(BENCH_END, 1)[0] + BENCH_END
+    assert benchmark_block(figs, "results/benchmark/pages") == committed

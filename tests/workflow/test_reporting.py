@@ -522,6 +522,27 @@ def test_cpu_seconds_per_fit_count_only_runs_that_finished():
     assert seconds.to_dict() == {"G": 5.0, "K": 1.0}
 
 
+def test_the_readme_benchmark_summary_of_a_partial_archive_counts_what_is_missing(tmp_path):
+    """While groups are missing (or stale), the README's benchmark block says how many and shows no
+    ranking; ``mkclust results --readme`` writes it between the benchmark's markers only."""
+    import json
+
+    from mkclust.repro.cli.results import main
+    from mkclust.repro.reporting.results import BENCH_BEGIN, BENCH_END, BEGIN, END
+    summary = {"date": "d", "commit": "c", "experiments": [{"experiment": "benchmark", "paper": "benchmark"}],
+               "papers": {"benchmark": {"headline": "all_defaults"}},
+               "archive": {"path": "results/benchmark", "left_out": 3, "stale": 1, "pieces": [{}, {}]}}
+    (tmp_path / "run_summary.json").write_text(json.dumps(summary))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"a\n{BEGIN}\npapers\n{END}\nb\n{BENCH_BEGIN}\nold\n{BENCH_END}\nc\n")
+    assert main(["--figures", str(tmp_path), "--pages", "results/benchmark/pages", "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert f"{BEGIN}\npapers\n{END}" in text and "old" not in text
+    block = text.split(BENCH_BEGIN)[1].split(BENCH_END)[0]
+    assert "`results/benchmark`, 2 pieces): being computed, 4 run groups" in block
+    assert "average rank (" not in block and "![" not in block
+
+
 def test_rank_rows_of_a_table_with_too_few_methods_say_why_instead_of_failing():
     """A benchmark table rebuilt from a partial archive can hold one method only: no rank rows, and
     the legend says why (the table is still written)."""

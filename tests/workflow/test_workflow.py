@@ -135,6 +135,25 @@ def test_tiny_benchmark_ranks_friedman_and_cd_diagram(done):
         assert (done / f"figures/tinybench/{f}.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_the_readme_benchmark_summary_states_the_ranking_of_the_table(done):
+    """The README's benchmark block for a whole run: the best average rank and Friedman's statistic of
+    the table's own values (ranked here by pandas, tested by scipy), and the diagram's link."""
+    from scipy.stats import friedmanchisquare
+
+    from mkclust.repro.reporting.results import BENCH_BEGIN, BENCH_END, benchmark_block
+    t = pd.read_csv(done / "figures/tinybench/ranks.csv")
+    vals = t[(t["metric"] == "acc") & (t["dataset"] != "average rank")].pivot(index="dataset", columns="column",
+                                                                            values="value")
+    avg = vals.rank(axis=1, ascending=False).mean().sort_values(kind="stable")
+    block = benchmark_block(done / "figures", paper="tinybench", table="ranks", figure="cd")
+    assert block.startswith(BENCH_BEGIN) and block.endswith(BENCH_END)
+    assert f"{avg.index[0]} has the best average rank ({avg.iloc[0]:.2f} of 3)" in block
+    if vals.nunique(axis=1).gt(1).any():
+        chi2 = friedmanchisquare(*[vals[c].to_numpy() for c in vals.columns]).statistic
+        assert f"chi2 = {chi2:.2f}" in block
+    assert "being computed" not in block and "![The critical-difference diagram](figures/tinybench/cd.png)" in block
+
+
 def test_run_records_timing_and_logs(done):
     groups = list((done / "data/runs/tiny_timing/KKM").rglob("*.json"))
     assert len(groups) == 2  # one records file per data set, each holding its two seeds

@@ -10,7 +10,9 @@ from pathlib import Path
 from mkclust._io import atomic_open
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.reporting.results import __doc__ as RESULTS_DOC
-from mkclust.repro.reporting.results import page, replace_section, summary_block
+from mkclust.repro.reporting.results import (
+    BENCH_BEGIN, BENCH_END, benchmark_block, is_benchmark, page, replace_section, summary_block,
+)
 from mkclust.repro.targets import summary_path
 
 
@@ -19,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--figures", default="figures", type=Path, help="the run's figures folder")
     ap.add_argument("--full", type=Path, help="the full configuration, to say which of its data sets were run")
     ap.add_argument("--output", type=Path, help="write the results page here, whole (e.g. docs/results.md)")
-    ap.add_argument("--readme", type=Path, help="rewrite this README's results summary, between its markers")
+    ap.add_argument("--readme", type=Path, help="rewrite this README's results summary, between its markers (the "
+                                                "benchmark's summary, between its own, for the benchmark's run)")
     ap.add_argument("--pages", help="link the full verdicts at this folder of the repository (the run's figures "
                                     "folder, committed), e.g. results/paper/pages")
     a = ap.parse_args(argv)
@@ -31,7 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.output:
         with atomic_open(a.output, "w", encoding="utf-8") as fh:
             fh.write(page(a.figures, full, a.pages))
-    if a.readme:
+    if a.readme and is_benchmark(a.figures):
+        new = replace_section(a.readme.read_text(), benchmark_block(a.figures, a.pages), BENCH_BEGIN, BENCH_END)
+        with atomic_open(a.readme, "w", encoding="utf-8") as fh:
+            fh.write(new)
+    elif a.readme:
         results_page = (str(Path(a.output).resolve().relative_to(a.readme.resolve().parent))
                         if a.output else "docs/results.md")
         new = replace_section(a.readme.read_text(), summary_block(a.figures, full, a.pages, results_page))

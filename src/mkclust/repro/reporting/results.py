@@ -6,7 +6,9 @@
   came from (a run's commit and date, or a results archive's pieces) and, given the full
   configuration, which of its data sets they cover;
 - the README's results summary (``--readme README.md``): one line per paper, the claims that hold
-  and the data sets covered, between :data:`BEGIN` and :data:`END`.
+  and the data sets covered, between :data:`BEGIN` and :data:`END`; for the benchmark's run
+  (``workflow/configs/benchmark.yaml``) its own summary between :data:`BENCH_BEGIN` and
+  :data:`BENCH_END` (:func:`benchmark_block`).
 
 From the reference run (``results/paper``, rebuilt without fitting; its pages committed)::
 
@@ -14,6 +16,12 @@ From the reference run (``results/paper``, rebuilt without fitting; its pages co
         archive_partial=true figures_dir=results/paper/pages data_dir=/tmp/rebuild
     mkclust results --figures results/paper/pages --full workflow/configs/paper.yaml \
         --pages results/paper/pages --output docs/results.md --readme README.md
+
+and from the benchmark's archive (``results/benchmark``, its pages committed too)::
+
+    snakemake --cores 2 --configfile workflow/configs/benchmark.yaml --config results_archive=results/benchmark \
+        archive_partial=true figures_dir=results/benchmark/pages data_dir=/tmp/rebuild-benchmark
+    mkclust results --figures results/benchmark/pages --pages results/benchmark/pages --readme README.md
 """
 
 from __future__ import annotations
@@ -25,9 +33,12 @@ import pandas as pd
 
 from mkclust.repro.captions import paper_name
 from mkclust.repro.reporting.pages import not_evaluated_note
+from mkclust.repro.reporting.ranks import RANK_ROW, rank_test, summary_lines, values_from_table
 from mkclust.repro.targets import paper_output, summary_path
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+BENCH_BEGIN, BENCH_END = "<!-- benchmark:begin -->", "<!-- benchmark:end -->"
+BENCHMARK = "benchmark"     # the benchmark protocol's paper name (workflow/protocols/benchmark.yaml)
 
 
 def _duration(seconds: float) -> str:
@@ -160,8 +171,41 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
     return "\n".join(out + ["", END])
 
 
-def replace_section(readme: str, new: str) -> str:
-    if BEGIN not in readme or END not in readme:
-        raise ValueError(f"the README has no {BEGIN} ... {END} markers")
-    head, rest = readme.split(BEGIN, 1)
-    return head + new + rest.split(END, 1)[1]
+def is_benchmark(figures: Path) -> bool:
+    """Whether the run of ``figures`` is the benchmark's (its experiments belong to :data:`BENCHMARK`)."""
+    summary = json.loads(Path(summary_path(str(figures), "json")).read_text())
+    return {e["paper"] for e in summary["experiments"]} == {BENCHMARK}
+
+
+def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/benchmark.md", paper: str = BENCHMARK,
+                    table: str | None = None, figure: str = "cd_all_defaults", metric: str = "acc") -> str:
+    """The README's benchmark summary: while groups of the configuration are missing from its archive,
+    how many; once it is whole, the ranking of ``paper``'s ``table`` (default its ``headline`` in the
+    protocol's ``papers:`` entry: every method at its defaults) on ``metric`` as
+    :func:`~mkclust.repro.reporting.ranks.summary_lines` words it, and the critical-difference diagram
+    ``figure``."""
+    summary = json.loads(Path(summary_path(str(figures), "json")).read_text())
+    arch = summary.get("archive")
+    k = len(arch["pieces"]) if arch else 0
+    where = (f"generated from its archive `{arch['path']}`, {k} piece{'s' if k != 1 else ''}" if arch else
+             f"generated from the run of {summary.get('finished') or summary['date']}")
+    head = f"**Every method on every paper's data sets** ([{doc}]({doc}), {where})"
+    left = (arch["left_out"] + arch["stale"]) if arch else 0
+    if left:
+        text = (f"{head}: being computed, {left} run groups of the configuration not in the archive yet; its "
+                "average ranks, Friedman's test and critical-difference diagram are written here once it is whole.")
+        return "\n".join([BENCH_BEGIN, "", text, "", BENCH_END])
+    table = table or summary["papers"][paper]["headline"]
+    tidy = pd.read_csv(paper_output(str(figures), paper, table, "csv"))
+    test = rank_test(values_from_table(tidy[tidy["dataset"] != RANK_ROW], metric), metric)
+    text = f"{head}, every method at its defaults: " + " ".join(summary_lines(test))
+    folder = f"{pages}/{paper}" if pages else f"figures/{paper}"
+    return "\n".join([BENCH_BEGIN, "", text, "", f"![The critical-difference diagram]({folder}/{figure}.png)",
+                      "", BENCH_END])
+
+
+def replace_section(readme: str, new: str, begin: str = BEGIN, end: str = END) -> str:
+    if begin not in readme or end not in readme:
+        raise ValueError(f"the README has no {begin} ... {end} markers")
+    head, rest = readme.split(begin, 1)
+    return head + new + rest.split(end, 1)[1]
