@@ -122,6 +122,23 @@ def test_z_step_on_a_nearly_identity_kernel_matches_cvxpy():
     assert np.abs(ours - obj_c).max() <= 1e-7 * obj_c.max()
 
 
+@pytest.mark.parametrize("n", [20, 30, 50, 64, 200])
+def test_lambda_max_on_a_spectrum_clustered_at_its_top(n, monkeypatch):
+    """The Z-step's Lipschitz constant needs the largest eigenvalue. On 2 I + 1e-17 (a nearly-identity
+    kernel) LAPACK's subset driver raises LinAlgError at these n <= 64 (scipy 1.17's LAPACK), and ARPACK,
+    made to fail here for n > 64, can fail likewise: the dense eigvalsh answers, within rounding of 2."""
+    import scipy.sparse.linalg
+
+    from mkclust.algorithms._zstep import _lambda_max
+
+    def arpack_fails(*args, **kwargs):
+        raise scipy.sparse.linalg.ArpackNoConvergence("no convergence", np.zeros(0), np.zeros((n, 0)))
+
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", arpack_fails)
+    K = 2.0 * np.eye(n) + 1e-17 * np.ones((n, n))
+    assert _lambda_max(K) == pytest.approx(2.0, rel=1e-12)
+
+
 def test_solves_on_sets_direct_and_through_the_complement_agree():
     """The two exact solves of the active-set finish: on the set S directly, and through its
     complement T with the shared inverse of 2 (alpha I + K); both equal cvxpy's minimiser on S
