@@ -190,10 +190,11 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
     where = (f"generated from its archive `{arch['path']}`, {k} piece{'s' if k != 1 else ''}" if arch else
              f"generated from the run of {summary.get('finished') or summary['date']}")
     head = f"**Every method on every paper's data sets** ([{doc}]({doc}), {where})"
-    left = (arch["left_out"] + arch["stale"]) if arch else 0
-    if left:
-        text = (f"{head}: being computed, {left} run groups of the configuration not in the archive yet; its "
-                "average ranks, Friedman's test and critical-difference diagram are written here once it is whole.")
+    if arch and (arch["left_out"] or arch["stale"]):
+        stale = f" and {arch['stale']} to be computed again" if arch["stale"] else ""
+        text = (f"{head}: being computed, {arch['left_out']} run groups of the configuration not in the archive "
+                f"yet{stale}; its average ranks, Friedman's test and critical-difference diagram are written here "
+                "once it is whole.")
         return "\n".join([BENCH_BEGIN, "", text, "", BENCH_END])
     table = table or summary["papers"][paper]["headline"]
     tidy = pd.read_csv(paper_output(str(figures), paper, table, "csv"))

@@ -191,9 +191,10 @@ def paired_outcome(ref: pd.Series, other: pd.Series, alpha: float = 0.05) -> tup
 
 
 def finished_runs(results: pd.DataFrame) -> pd.DataFrame:
-    """The runs that finished: a run with ``status`` "not_finished" (declined without trying, or out of
-    its budget) has no result, and its seconds are not a fit's. It enters no table cell (:func:`build_table`
-    makes the cell N/A), no claim, no timing figure and no method's CPU seconds per fit."""
+    """The runs that finished. A run with ``status`` "not_finished" (declined without trying, or stopped
+    by its budget) has no result: it enters no table cell (:func:`build_table` makes the cell N/A), no
+    claim, no timing figure and no method's CPU seconds per fit, which are those of the fits that gave
+    a result (a declined run's hundredth of a second would count as a fit)."""
     return results[results["status"].astype(str) != "not_finished"] if "status" in results.columns else results
 
 
