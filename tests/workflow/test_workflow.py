@@ -144,10 +144,11 @@ def test_the_readme_benchmark_summary_states_the_ranking_of_the_table(done):
     t = pd.read_csv(done / "figures/tinybench/ranks.csv")
     vals = t[(t["metric"] == "acc") & (t["dataset"] != "average rank")].pivot(index="dataset", columns="column",
                                                                             values="value")
-    avg = vals.rank(axis=1, ascending=False).mean().sort_values(kind="stable")
+    avg = vals.rank(axis=1, ascending=False).mean()
     block = benchmark_block(done / "figures", paper="tinybench", table="ranks", figure="cd")
     assert block.startswith(BENCH_BEGIN) and block.endswith(BENCH_END)
-    assert f"{avg.index[0]} has the best average rank ({avg.iloc[0]:.2f} of 3)" in block
+    best = avg[avg == avg.min()].index                 # a tie at the top may be named by either method
+    assert any(f"{m} has the best average rank ({avg.min():.2f} of 3)" in block for m in best)
     if vals.nunique(axis=1).gt(1).any():
         chi2 = friedmanchisquare(*[vals[c].to_numpy() for c in vals.columns]).statistic
         assert f"chi2 = {chi2:.2f}" in block
