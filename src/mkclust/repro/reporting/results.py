@@ -41,6 +41,11 @@ BENCH_BEGIN, BENCH_END = "<!-- benchmark:begin -->", "<!-- benchmark:end -->"
 BENCHMARK = "benchmark"     # the benchmark protocol's paper name (workflow/protocols/benchmark.yaml)
 
 
+def run_summary(figures: Path) -> dict:
+    """The run summary (``run_summary.json``) of the figures folder ``figures``."""
+    return json.loads(Path(summary_path(str(figures), "json")).read_text())
+
+
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 600 else f"{seconds / 3600:.2f} h"
 
@@ -107,7 +112,7 @@ def section(figures: Path, full: dict | None = None, pages: str | None = None, l
     """Per paper: the claims, the data covered and the headline table. ``pages``: the folder of the
     repository holding the run's generated pages, linked as ``link_prefix + pages`` (``../`` from
     ``docs/``); else the run's ``figures/`` is named."""
-    summary = json.loads(Path(summary_path(str(figures), "json")).read_text())
+    summary = run_summary(figures)
     out = [_header(summary), ""]
     for paper, table, v in _verdicts(figures, summary):
         held = int((v["status"] == "holds").sum())
@@ -144,7 +149,7 @@ def page(figures: Path, full: dict | None = None, pages: str | None = None) -> s
 def summary_block(figures: Path, full: dict | None = None, pages: str | None = None,
                   results_page: str = "docs/results.md") -> str:
     """The README's results summary: per paper the claims that hold and the data sets covered."""
-    summary = json.loads(Path(summary_path(str(figures), "json")).read_text())
+    summary = run_summary(figures)
     arch = summary.get("archive")
     k = len(arch["pieces"]) if arch else 0
     where = (f"the reference run `{arch['path']}` ({k} piece{'s' if k != 1 else ''}"
@@ -173,8 +178,7 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
 
 def is_benchmark(figures: Path) -> bool:
     """Whether the run of ``figures`` is the benchmark's (its experiments belong to :data:`BENCHMARK`)."""
-    summary = json.loads(Path(summary_path(str(figures), "json")).read_text())
-    return {e["paper"] for e in summary["experiments"]} == {BENCHMARK}
+    return {e["paper"] for e in run_summary(figures)["experiments"]} == {BENCHMARK}
 
 
 def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/benchmark.md", paper: str = BENCHMARK,
@@ -184,7 +188,7 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
     protocol's ``papers:`` entry: every method at its defaults) on ``metric`` as
     :func:`~mkclust.repro.reporting.ranks.summary_lines` words it, and the critical-difference diagram
     ``figure``."""
-    summary = json.loads(Path(summary_path(str(figures), "json")).read_text())
+    summary = run_summary(figures)
     arch = summary.get("archive")
     k = len(arch["pieces"]) if arch else 0
     where = (f"generated from its archive `{arch['path']}`, {k} piece{'s' if k != 1 else ''}" if arch else
