@@ -10,19 +10,29 @@ numbers (``OMP_NUM_THREADS=1``).
   plus MKC; Sect. 5.4: roughly O(n)), the time without the kernel PCA, the seconds per
   cutting-plane round, and the number of rounds (the two factors of the time without kernel PCA).
   The kernel PCA is rank-``--rank`` Lanczos (``mkclust.kernels.feature_map``), O(n^2) per step.
+- ``socp_memory``: one working-set SOCP (2.14) of ``--socp-rows`` rows on D = 12 x 50 features (the
+  benchmark configuration's 12 kernels at rank 50; n = 300, random cuts), solved as MKC solves it
+  (``_mkc_socp._solve``: canonicalised with the Parameters' values) and through cvxpy's DPP tensor
+  (how every fit solved it until 2026-12-02; now only where ``_mkc_socp.compiles_once``): the peak
+  memory Python allocated (tracemalloc), the CPU seconds of the first solve, and the largest
+  difference between the two solutions.
 
-Usage: ``python benchmarks/bench_mkc.py [--rank 50] [--sizes 250 500 1000 2000 4000] [--repeats 3]``
+Usage: ``python benchmarks/bench_mkc.py [--rank 50] [--sizes 250 500 1000 2000 4000] [--repeats 3]
+[--socp-rows 16 64]`` (``--sizes`` with no value: the SOCP measurement alone)
 """
 
 from __future__ import annotations
 
 import argparse
+import time
+import tracemalloc
 
 import numpy as np
 
 from _common import emit  # benchmarks/_common.py
 from mkclust import metrics
 from mkclust.algorithms import MKC
+from mkclust.algorithms._mkc_socp import _solve, binary_socp
 from mkclust.datasets import load
 from mkclust.kernels import build_bank
 
@@ -40,12 +50,39 @@ def slope(sizes, values) -> float:
     return round(float(np.polyfit(np.log(sizes), np.log(values), 1)[0]), 3)
 
 
+def socp_memory(rows: int, n: int = 300, kernels: int = 12, rank: int = 50) -> dict:
+    """One SOCP of ``rows`` cuts solved both ways (module docstring): peak MB, CPU seconds, difference."""
+    rng = np.random.default_rng(0)
+    Phi = rng.standard_normal((n, kernels * rank)) / np.sqrt(rank)
+    out, sols = {}, {}
+    for way in ("values", "dpp"):
+        prob, (A, s, r), (v, b, beta, xi) = binary_socp(Phi, [rank] * kernels, rows, 1.0, 0.03 * n)
+        z = np.sign(rng.standard_normal(n)) if way == "values" else z
+        cuts = (rng.random((rows, n)) < 0.5).astype(float) if way == "values" else cuts
+        A.value, s.value, r.value = (cuts * z) @ Phi / n, cuts @ z / n, cuts.sum(axis=1) / n
+        tracemalloc.start()
+        t0 = time.process_time()
+        _solve(prob, "socp_memory", dpp=way == "dpp")
+        out[f"{way}_cpu_seconds"] = round(time.process_time() - t0, 3)
+        out[f"{way}_peak_mb"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+        tracemalloc.stop()
+        sols[way] = np.append(v.value, b.value)
+    out["largest_difference"] = float(np.abs(sols["values"] - sols["dpp"]).max())
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rank", type=int, default=50, help="feature-map rank per kernel")
-    ap.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000, 2000, 4000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[250, 500, 1000, 2000, 4000])
     ap.add_argument("--repeats", type=int, default=3, help="fits per size (different k-means seeds)")
+    ap.add_argument("--socp-rows", type=int, nargs="*", default=[16, 64], help="rows of the SOCP measured")
     args = ap.parse_args(argv)
+
+    for rows in args.socp_rows:
+        emit(bench="socp_memory", rows=rows, D=600, **socp_memory(rows))
+    if not args.sizes:
+        return
 
     ds, K = gram_bank(1000)
     est = fit(K, args.rank)

@@ -154,6 +154,37 @@ def test_socp_built_once_per_capacity_equals_one_build_per_round(monkeypatch):
         assert g.objective_ == pytest.approx(f.objective_, rel=1e-4, abs=1e-6)
 
 
+def test_socp_solved_at_parameter_values_equals_the_dpp_compiled_problem():
+    """Where cvxpy's DPP tensor would be large (gigabytes at the benchmark's 12 kernels), _solve
+    canonicalises the working-set SOCPs at their Parameters' values instead: the same problem, so the
+    same solution as the DPP-compiled one, two clusters and four, with zero rows beyond the working set."""
+    assert mkc_mod.compiles_once(100, 50) and not mkc_mod.compiles_once(8, 600)   # one kernel; 12 of rank 50
+    rng = np.random.default_rng(3)
+    n, sizes = 50, [4, 3, 5]
+    Phi = rng.standard_normal((n, sum(sizes)))
+    z, cuts = np.sign(rng.standard_normal(n)), (rng.random((6, n)) < 0.6).astype(float)
+    y, R = rng.integers(0, 4, n), np.where(rng.random((6, n)) < 0.6, rng.integers(0, 4, (6, n)), -1)
+    sols = []
+    for dpp in (False, True):
+        prob, (A, s, r), (v, b, beta, xi) = mkc_mod.binary_socp(Phi, sizes, 8, 3.0, 0.3 * n)
+        A.value, s.value, r.value = np.zeros((8, Phi.shape[1])), np.zeros(8), np.zeros(8)
+        A.value[:6], s.value[:6], r.value[:6] = (cuts * z) @ Phi / n, cuts @ z / n, cuts.sum(axis=1) / n
+        mprob, (MA, c, size), (V, mbeta, mxi) = mkc_mod.multiclass_socp(Phi, sizes, 4, 8, 3.0, 0.3 * n)
+        cut_rows = [mkc_mod.multiclass_cut(Phi, y, Rj, 4) for Rj in R]
+        MA.value = np.vstack([np.array([a for a, _ in cut_rows]), np.zeros((2, Phi.shape[1] * 4))])
+        c.value = np.append([x for _, x in cut_rows], [0.0, 0.0])
+        size.value = np.append((R >= 0).sum(axis=1) / n, [0.0, 0.0])
+        for p in (prob, mprob):
+            mkc_mod._solve(p, "test", dpp=dpp)
+        assert prob.is_dcp(dpp=True) and mprob.is_dcp(dpp=True)
+        sols.append((prob.value, np.append(v.value, b.value), mprob.value, V.value.ravel(), xi.value))
+    (o1, x1, m1, V1, xi1), (o2, x2, m2, V2, xi2) = sols
+    assert xi1 > 1e-3                             # the cuts bind: the comparison is not of a trivial solution
+    assert o1 == pytest.approx(o2, rel=1e-9) and m1 == pytest.approx(m2, rel=1e-9)
+    np.testing.assert_allclose(x1, x2, atol=1e-8)
+    np.testing.assert_allclose(V1, V2, atol=1e-8)
+
+
 def test_solver_failure_falls_back_once_then_names_round_and_status(monkeypatch, two):
     K, y, _ = two
     real = cp.Problem.solve

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from mkclust.algorithms._mkc_socp import (
-    _solve, balanced_labels, binary_socp, capacity, count_bounds, multiclass_cut, multiclass_slacks, multiclass_socp,
-    runner_up,
+    _solve, balanced_labels, binary_socp, capacity, compiles_once, count_bounds, multiclass_cut, multiclass_slacks,
+    multiclass_socp, runner_up,
 )
 
 
@@ -28,10 +28,11 @@ def fit_binary(est, Phi, sizes, l):
     while True:
         rnd = len(omega)
         Cm = np.array(omega)  # (|Omega|, n)
-        if rnd > cap:        # built (and compiled at its first solve) once per capacity
+        if rnd > cap:        # built once per capacity
             cap = capacity(rnd, cap, est.max_rounds)
             prob, (A, s, r), (v, b, beta, xi) = binary_socp(Phi, sizes, cap, C, l, g)
             Avals, svals, rvals = np.zeros((cap, D)), np.zeros(cap), np.zeros(cap)
+            dpp = compiles_once(cap, D)
         rvals[:rnd] = Cm.sum(axis=1) / n
         r.value = rvals
         secs, prev, it = 0.0, None, 0
@@ -39,7 +40,7 @@ def fit_binary(est, Phi, sizes, l):
             Avals[:rnd] = (Cm * z[None, :]) @ Phi / n
             svals[:rnd] = Cm @ z / n
             A.value, s.value = Avals, svals
-            dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
+            dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}", dpp)
             secs += dt
             f = Phi @ v.value + float(b.value)
             z = np.where(f >= 0, 1.0, -1.0)
@@ -81,10 +82,11 @@ def fit_multiclass(est, Phi, sizes, l):
     while True:
         rnd = len(omega)
         R = np.array(omega)
-        if rnd > cap:        # built (and compiled at its first solve) once per capacity
+        if rnd > cap:        # built once per capacity
             cap = capacity(rnd, cap, est.max_rounds)
             prob, (A, cst, size_p), (V, beta, xi) = multiclass_socp(Phi, sizes, m, cap, C, l)
             Avals, cvals, svals = np.zeros((cap, D * m)), np.zeros(cap), np.zeros(cap)
+            dpp = compiles_once(cap, D * m)
         svals[:rnd] = (R >= 0).sum(axis=1) / n
         size_p.value = svals
         secs, prev, it, stalls = 0.0, None, 0, 0
@@ -92,7 +94,7 @@ def fit_multiclass(est, Phi, sizes, l):
             for j, Rj in enumerate(R):  # one GEMM per constraint (|Omega| is small), no loop over samples
                 Avals[j], cvals[j] = multiclass_cut(Phi, y, Rj, m)
             A.value, cst.value = Avals, cvals
-            dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}")
+            dt, solver = _solve(prob, f"MKC round {rnd}, CCCP step {it}", dpp)
             secs += dt
             F = Phi @ V.value
             y_lin, y = y, balanced_labels(F, *bounds)

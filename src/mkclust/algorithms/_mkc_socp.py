@@ -21,13 +21,35 @@ class MKCSolverError(RuntimeError):
     """The SOCP could not be solved by Clarabel nor by the ECOS fallback."""
 
 
-def _solve(prob: cp.Problem, where: str) -> tuple[float, str]:
-    """Solve with Clarabel, falling back to ECOS once; returns (seconds, solver used)."""
+#: bytes of cvxpy's DPP tensor per rows x width^2 of a working-set SOCP (rows cuts of ``width``
+#: columns: D, or D m for m classes), measured with cvxpy 1.9 at width 600: 648 MB at 16 rows, 2.59
+#: GB at 64, 4.04 GB at 100 (benchmarks/bench_mkc.py, ``socp_memory``)
+DPP_BYTES_PER_ROW_WIDTH2 = 118
+#: the largest DPP tensor a fit builds; beyond it each solve canonicalises at the values instead
+DPP_MAX_MB = 128
+
+
+def compiles_once(rows: int, width: int) -> bool:
+    """Whether a working-set SOCP of ``rows`` cuts of ``width`` columns is solved through cvxpy's DPP
+    tensor (compiled at its first solve, then 1-5 ms of canonicalisation a solve) rather than
+    canonicalised at its Parameters' values at each solve (8-50 ms a solve, no tensor). The tensor
+    grows as rows x width^2 (:data:`DPP_BYTES_PER_ROW_WIDTH2`) and so does its compile (8.9 s at
+    100 rows of width 600, where a solve at the values takes 0.29 s): it pays for one kernel (width
+    50: MMC's many rounds of cheap solves), not for the benchmark's 12 kernels (width 600) nor the
+    multi-class problems (D m)."""
+    return rows * width ** 2 * DPP_BYTES_PER_ROW_WIDTH2 <= DPP_MAX_MB * 2 ** 20
+
+
+def _solve(prob: cp.Problem, where: str, dpp: bool = True) -> tuple[float, str]:
+    """Solve with Clarabel, falling back to ECOS once; returns (seconds, solver used). ``dpp``
+    (:func:`compiles_once`): through cvxpy's DPP tensor, else canonicalised at the Parameters'
+    values (``ignore_dpp``); the problem handed to the solver is the same either way, and the fits
+    equal each other to about 1e-12."""
     t0 = time.perf_counter()
     statuses = []
     for solver in (cp.CLARABEL, cp.ECOS):
         try:
-            prob.solve(solver=solver)
+            prob.solve(solver=solver, ignore_dpp=not dpp)
         except cp.error.SolverError as exc:
             statuses.append(f"{solver}: {exc}")
             continue
@@ -53,17 +75,17 @@ def kernel_cones(t, beta, v, sizes: list[int], m: int | None = None) -> list:
 def capacity(rounds: int, current: int, max_rounds: int) -> int:
     """The rows a working-set SOCP is built with: the current capacity while it holds ``rounds``
     constraints, else doubled (at least 8, at most ``max_rounds``, never below ``rounds``). The
-    problem is built and compiled (cvxpy's DPP canonicalisation, about half of a fit's time when
-    repeated every round) once per capacity, O(log rounds) times a fit instead of once per round;
-    the rows beyond the working set hold zeros and read 0 <= xi, which xi >= 0 already states."""
+    problem is built (and, where :func:`compiles_once`, compiled) once per capacity, O(log rounds)
+    times a fit instead of once per round; the rows beyond the working set hold zeros and read
+    0 <= xi, which xi >= 0 already states."""
     if rounds <= current:
         return current
     return max(rounds, min(max(2 * current, 8), int(max_rounds)))
 
 
 def binary_socp(Phi: np.ndarray, sizes: list[int], rows: int, C: float, l: float, g: np.ndarray | None = None):
-    """The SOCP (2.14) for a working set Omega of up to ``rows`` constraints, with the data as DPP
-    Parameters, so that it is compiled once and each CCCP step and each round only sets values: per
+    """The SOCP (2.14) for a working set Omega of up to ``rows`` constraints, with the data as
+    Parameters, so that it is built once and each CCCP step and each round only sets values: per
     constraint A = (1/n) sum_i c_i z_i Phi(x_i), s = (1/n) sum_i c_i z_i and r = (1/n) sum_i c_i
     (zeros in the rows beyond Omega: :func:`capacity`). Returns (problem, (A, s, r), (v, b, beta, xi))."""
     n, D = Phi.shape
@@ -78,7 +100,7 @@ def binary_socp(Phi: np.ndarray, sizes: list[int], rows: int, C: float, l: float
 
 
 def multiclass_socp(Phi: np.ndarray, sizes: list[int], m: int, rows: int, C: float, l: float):
-    """The SOCP (4.34) for up to ``rows`` constraints as DPP Parameters (see :func:`binary_socp`):
+    """The SOCP (4.34) for up to ``rows`` constraints as Parameters (see :func:`binary_socp`):
     per constraint a' vec(V) + c >= size - xi (:func:`multiclass_cut`; zeros beyond Omega). Returns
     (problem, (A, c, size), (V, beta, xi))."""
     n, D = Phi.shape

@@ -82,9 +82,12 @@ Choices the paper leaves open (documented, tested):
   l (default 0.03 n, the setting of Zhang, Tsang and Kwok 2007 that the ODMC paper also uses).
 - **Solver**: cvxpy with Clarabel; on a solver failure ECOS is tried once, then a
   :class:`~mkclust.algorithms._mkc_socp.MKCSolverError` names the round and the status. The SOCP is
-  built with cvxpy Parameters (DPP) for a capacity of constraints that doubles when the working set
+  built with cvxpy Parameters for a capacity of constraints that doubles when the working set
   outgrows it (:func:`~mkclust.algorithms._mkc_socp.capacity`; the unused rows are zeros, 0 <= xi), so
-  it is compiled a few times a fit; CCCP steps and new rounds only set parameter values.
+  it is built a few times a fit; CCCP steps and new rounds only set parameter values. It is compiled
+  once per capacity (cvxpy's DPP) where that tensor stays small, else canonicalised at the values at
+  each solve (:func:`~mkclust.algorithms._mkc_socp.compiles_once`: the tensor took 4 GB at 100 rows
+  of the benchmark's 12 kernels).
 
 Diagnostics per round (``rounds_``): |Omega|, CCCP iterations, solver seconds, objective, xi, the
 new constraint's violation.
