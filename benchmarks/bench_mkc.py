@@ -54,11 +54,10 @@ def socp_memory(rows: int, n: int = 300, kernels: int = 12, rank: int = 50) -> d
     """One SOCP of ``rows`` cuts solved both ways (module docstring): peak MB, CPU seconds, difference."""
     rng = np.random.default_rng(0)
     Phi = rng.standard_normal((n, kernels * rank)) / np.sqrt(rank)
+    z, cuts = np.sign(rng.standard_normal(n)), (rng.random((rows, n)) < 0.5).astype(float)
     out, sols = {}, {}
     for way in ("values", "dpp"):
         prob, (A, s, r), (v, b, beta, xi) = binary_socp(Phi, [rank] * kernels, rows, 1.0, 0.03 * n)
-        z = np.sign(rng.standard_normal(n)) if way == "values" else z
-        cuts = (rng.random((rows, n)) < 0.5).astype(float) if way == "values" else cuts
         A.value, s.value, r.value = (cuts * z) @ Phi / n, cuts @ z / n, cuts.sum(axis=1) / n
         tracemalloc.start()
         t0 = time.process_time()
