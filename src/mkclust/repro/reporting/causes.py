@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import hypergeom
 
 from mkclust.repro.reference import load_causes
 from mkclust.repro.reporting.reference_run import noise_limit
@@ -104,6 +103,8 @@ def independent_labelling(class_sizes: tuple[int, int], cluster_size: int) -> di
     m = int(cluster_size)
     if not 0 < m < n or min(class_sizes) < 1:
         raise ValueError(f"cluster size {m} and class sizes {class_sizes}: both must split n = {n} into two parts")
+    from scipy.stats import hypergeom   # here: a second to import, for the few tables with such causes
+
     k = np.arange(max(0, m + a - n), min(a, m) + 1)
     p = hypergeom(n, a, m).pmf(k)
     n11, n10, n01 = k, a - k, m - k

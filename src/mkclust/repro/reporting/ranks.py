@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from scipy.stats import friedmanchisquare, rankdata, studentized_range  # noqa: E402
+from mkclust.repro.configuration import as_list
+from mkclust.repro.reporting.tables import finished_runs
 
-from mkclust.repro.configuration import as_list  # noqa: E402
-from mkclust.repro.reporting.tables import finished_runs  # noqa: E402
+# matplotlib and scipy.stats (about 1 s each to import) are imported where they are used: a table
+# job imports this module for its rank rows and needs neither unless it ranks
+if TYPE_CHECKING:
+    import matplotlib.figure
 
 
 @dataclass
@@ -62,6 +63,8 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
     Sect. 3.2.2; q_0.05 = 1.960, 2.343, 2.569 for k = 2, 3, 4)."""
     if k < 2 or n < 1:
         raise ValueError(f"a critical difference needs at least 2 methods and 1 data set, got {k} and {n}")
+    from scipy.stats import studentized_range
+
     q = studentized_range.ppf(1.0 - alpha, k, np.inf) / math.sqrt(2.0)
     return float(q * math.sqrt(k * (k + 1) / (6.0 * n)))
 
@@ -70,6 +73,8 @@ def rank_test(values: pd.DataFrame, metric: str = "acc", alpha: float = 0.05) ->
     """Ranks, Friedman's test and the critical difference of ``values`` (data sets x methods, higher
     is better). Data sets where a method has no value (N/A, or not applicable: a two-class method on
     a multi-class set) are left out and named, so every remaining data set ranks every method."""
+    from scipy.stats import friedmanchisquare, rankdata
+
     values = values.astype(float)
     complete = values.notna().all(axis=1)
     dropped = list(values.index[~complete])
@@ -93,10 +98,15 @@ def values_from_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
     return t.pivot_table(index="dataset", columns="column", values="value", sort=False, dropna=False)
 
 
-def cd_diagram(test: RankTest, title: str = "") -> plt.Figure:
+def cd_diagram(test: RankTest, title: str = "") -> matplotlib.figure.Figure:
     """The critical-difference diagram: an axis of average ranks (1, the best, on the left), each
     method hung from its average rank, a bar joining each group of methods within the critical
     difference, and the critical difference drawn above the axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     names, r = list(test.average.index), test.average.to_numpy()
     k = len(names)
     half = (k + 1) // 2

@@ -19,7 +19,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from mkclust._io import atomic_open
 from mkclust.repro.configuration import as_list
@@ -184,6 +183,8 @@ def paired_outcome(ref: pd.Series, other: pd.Series, alpha: float = 0.05) -> tup
     if np.ptp(d) <= 1e-12:
         p = 0.0
     else:
+        from scipy import stats   # here: a second to import, for the tables that compare paired seeds
+
         p = float(stats.ttest_1samp(d, 0.0).pvalue)
     if p < alpha:
         return ("win" if d.mean() > 0 else "loss"), p
