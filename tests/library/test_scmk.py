@@ -168,6 +168,36 @@ def test_solves_on_sets_direct_and_through_the_complement_agree():
     np.testing.assert_allclose(direct.sum(axis=1), 1.0)
 
 
+def test_batches_hold_sets_of_similar_size_and_give_each_rows_own_solution(monkeypatch):
+    """_solve_on_sets batches rows of similar set sizes (at most PAD_GROWTH x the smallest + PAD_SLACK),
+    and each row's solution equals its system solved alone, without padding."""
+    import mkclust.algorithms._zstep as scmk
+
+    n, alpha = 120, 1e-3
+    X = np.random.default_rng(5).normal(size=(n, 2))
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4.0)     # a smooth 2-d kernel, as on fourclass
+    rng = np.random.default_rng(6)
+    B = np.abs(rng.normal(size=(n, n))) * 1e-3
+    B = B + B.T
+    mask = rng.uniform(size=(n, n)) < np.linspace(0.02, 0.98, n)[:, None]     # sizes from ~2 to ~118
+    mask[np.arange(n), rng.integers(0, n, n)] = True
+    rows = rng.integers(0, n, n)
+    sizes = []
+    solver = scmk._support_kkt
+
+    def recording(m, r, *args):
+        sizes.append(m.sum(axis=1))
+        return solver(m, r, *args)
+
+    monkeypatch.setattr(scmk, "_support_kkt", recording)
+    mixed = scmk._solve_on_sets(mask, rows, K, B, alpha, {})
+    assert len(sizes) > 3 and sum(len(b) for b in sizes) == int((mask.sum(1) <= n - mask.sum(1)).sum())
+    for b in sizes:
+        assert b.max() <= scmk.PAD_GROWTH * b.min() + scmk.PAD_SLACK
+    alone = np.vstack([scmk._solve_on_sets(mask[[i]], rows[[i]], K, B, alpha, {}) for i in range(n)])
+    np.testing.assert_allclose(mixed, alone, rtol=1e-7, atol=1e-10)   # an ill-conditioned K: rounding only
+
+
 def test_active_set_finish_on_an_ill_conditioned_kernel():
     """alpha = 1e-5 on a rank-deficient kernel (duplicated samples: lambda_max(K) / alpha ~ 1e6):
     plain FISTA stalls far from the optimum; with the active-set finish the Z-step converges to
