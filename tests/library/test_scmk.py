@@ -168,9 +168,10 @@ def test_solves_on_sets_direct_and_through_the_complement_agree():
     np.testing.assert_allclose(direct.sum(axis=1), 1.0)
 
 
-def test_batches_hold_sets_of_similar_size_and_give_each_rows_own_solution(monkeypatch):
-    """_solve_on_sets batches rows of similar set sizes (at most PAD_GROWTH x the smallest + PAD_SLACK),
-    and each row's solution equals its system solved alone, without padding."""
+def test_support_systems_equal_the_plain_masked_construction_and_each_rows_own_solution():
+    """The KKT matrices of a padded batch, built in place (_support_systems), equal bit for bit those of
+    the plain construction (the whole batch masked, then the diagonal and border set); each row's
+    solution from the padded batch equals its system solved alone, without padding."""
     import mkclust.algorithms._zstep as scmk
 
     n, alpha = 120, 1e-3
@@ -179,23 +180,23 @@ def test_batches_hold_sets_of_similar_size_and_give_each_rows_own_solution(monke
     rng = np.random.default_rng(6)
     B = np.abs(rng.normal(size=(n, n))) * 1e-3
     B = B + B.T
-    mask = rng.uniform(size=(n, n)) < np.linspace(0.02, 0.98, n)[:, None]     # sizes from ~2 to ~118
+    mask = rng.uniform(size=(n, n)) < np.linspace(0.02, 0.5, n)[:, None]     # sets of ~2 to ~60
     mask[np.arange(n), rng.integers(0, n, n)] = True
     rows = rng.integers(0, n, n)
-    sizes = []
-    solver = scmk._support_kkt
-
-    def recording(m, r, *args):
-        sizes.append(m.sum(axis=1))
-        return solver(m, r, *args)
-
-    monkeypatch.setattr(scmk, "_support_kkt", recording)
-    mixed = scmk._solve_on_sets(mask, rows, K, B, alpha, {})
-    assert len(sizes) > 3 and sum(len(b) for b in sizes) == int((mask.sum(1) <= n - mask.sum(1)).sum())
-    for b in sizes:
-        assert b.max() <= scmk.PAD_GROWTH * b.min() + scmk.PAD_SLACK
-    alone = np.vstack([scmk._solve_on_sets(mask[[i]], rows[[i]], K, B, alpha, {}) for i in range(n)])
-    np.testing.assert_allclose(mixed, alone, rtol=1e-7, atol=1e-10)   # an ill-conditioned K: rounding only
+    idx, valid = scmk._padded_sets(mask)
+    r, s = idx.shape
+    plain = np.zeros((r, s + 1, s + 1))
+    Kss = K[idx[:, :, None], idx[:, None, :]]
+    plain[:, :s, :s] = np.where(valid[:, :, None] & valid[:, None, :], 2.0 * Kss, 0.0)
+    d = np.arange(s)
+    plain[:, d, d] = np.where(valid, 2.0 * alpha + 2.0 * Kss[:, d, d], 1.0)
+    plain[:, :s, s] = -valid.astype(float)
+    plain[:, s, :s] = valid
+    built = scmk._support_systems(idx, valid, K, alpha)
+    assert valid.sum(1).min() < s and np.array_equal(built, plain)
+    batch = scmk._support_kkt(mask, rows, K, B, alpha, {})
+    alone = np.vstack([scmk._support_kkt(mask[[i]], rows[[i]], K, B, alpha, {}) for i in range(n)])
+    np.testing.assert_allclose(batch, alone, rtol=1e-7, atol=1e-10)   # an ill-conditioned K: rounding only
 
 
 def test_active_set_finish_on_an_ill_conditioned_kernel():

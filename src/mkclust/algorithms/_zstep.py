@@ -179,9 +179,8 @@ def _finish(X, XK, f: float, K, B, alpha: float, trK: float, tol: float, max_rou
     return _Finish(Xa, XaK, fa, rounds, done, bool(rounds and fa <= f))
 
 
-#: below this fraction of non-zeros, K Z is a sparse-times-dense product (the Z-step's iterates are
-#: simplex projections, with exact zeros); measured break-even with BLAS at n = 1404: near 3.5% with
-#: two threads, higher with one
+#: below this fraction of non-zeros, K Z is a sparse-times-dense product (the iterates are simplex
+#: projections, with exact zeros); break-even with BLAS at n = 1404: near 3.5% on two threads, more on one
 SPARSE_DENSITY = 0.03
 
 
@@ -193,8 +192,8 @@ def _times(X: np.ndarray, K: np.ndarray) -> np.ndarray:
     return X @ K
 
 
-#: a batch of padded KKT systems: at most this many entries (8x bytes), sizes within PAD_GROWTH x + PAD_SLACK
-BATCH_ENTRIES, PAD_GROWTH, PAD_SLACK = 16_000_000, 1.25, 8
+#: the padded KKT systems of one batch hold at most this many entries (memory per batch: 8x bytes)
+BATCH_ENTRIES = 16_000_000
 
 
 def _row_objectives(X: np.ndarray, XK: np.ndarray, K: np.ndarray, B: np.ndarray, alpha: float) -> np.ndarray:
@@ -308,9 +307,8 @@ def _solve_on_sets(mask: np.ndarray, rows: np.ndarray, K: np.ndarray, B: np.ndar
     (rows of the result; NaN where a system is singular). A small set S is solved directly, its KKT
     system [2(alpha I + K_SS), -1; 1', 0] (:func:`_support_kkt`); a large one through its small
     complement T with one inverse shared by all rows (:func:`_complement_kkt`).
-    Rows are batched by the size of what is solved, padded to the batch's largest, sizes within
-    PAD_GROWTH x the smallest + PAD_SLACK (memory alone as the bound put sizes 20 to n / 2 in one batch:
-    SCMK on 400 points of fourclass 157.5 CPU s a fit, 64.0 s with this bound, same labels)."""
+    Rows are batched by the size of what is solved, padded to the batch's largest (batches of like
+    sizes pad less, 2.5x faster at n = 400, but change LU's rounding: archived SCSK on AR moved 0.02)."""
     n = K.shape[0]
     size = mask.sum(axis=1)
     small = size <= n - size
@@ -320,9 +318,8 @@ def _solve_on_sets(mask: np.ndarray, rows: np.ndarray, K: np.ndarray, B: np.ndar
         idx = idx[np.argsort(dim[idx], kind="stable")]
         start = 0
         while start < idx.size:  # a loop over batches of rows, each solved in one call
-            stop, first = start + 1, int(dim[idx[start]])
-            while (stop < idx.size and (stop - start + 1) * (int(dim[idx[stop]]) + 1) ** 2 <= BATCH_ENTRIES
-                   and dim[idx[stop]] <= PAD_GROWTH * first + PAD_SLACK):
+            stop = start + 1
+            while stop < idx.size and (stop - start + 1) * (int(dim[idx[stop]]) + 1) ** 2 <= BATCH_ENTRIES:
                 stop += 1
             sel = idx[start:stop]
             out[sel] = solver(mask[sel], rows[sel], K, B, alpha, cache)
@@ -339,9 +336,25 @@ def _padded_sets(mask: np.ndarray):
 
 
 def _support_kkt(mask, rows, K, B, alpha, cache):
-    """Minimisers on small sets: one padded batch of KKT systems (padding rows solve z = 0), 2 K_SS
-    gathered in place and only the padding cleared (building them had cost more than solving)."""
+    """Minimisers on small sets: one padded batch of KKT systems (padding rows solve z = 0)."""
     idx, valid = _padded_sets(mask)
+    r, s = idx.shape
+    A = _support_systems(idx, valid, K, alpha)
+    lin = np.take_along_axis(B[rows], idx, axis=1) - 2.0 * np.take_along_axis(K[rows], idx, axis=1)
+    rhs = np.concatenate([np.where(valid, -lin, 0.0), np.ones((r, 1))], axis=1)
+    out = np.zeros((r, K.shape[0]))
+    try:
+        sol = np.linalg.solve(A, rhs[:, :, None])[:, :s, 0]
+    except np.linalg.LinAlgError:
+        return np.full_like(out, np.nan)
+    np.put_along_axis(out, idx, np.where(valid, sol, 0.0), axis=1)
+    return out
+
+
+def _support_systems(idx, valid, K, alpha):
+    """KKT matrices [2(alpha I + K_SS), -1; 1', 0] of padded sets (:func:`_padded_sets`: set first;
+    padding as the identity), 2 K_SS gathered in place and only the padding cleared: bit for bit
+    what masking the whole batch gives, in one pass, not five (building had cost more than solving)."""
     r, s = idx.shape
     A = np.empty((r, s + 1, s + 1))
     top = A[:, :s, :s]
@@ -355,15 +368,7 @@ def _support_kkt(mask, rows, K, B, alpha, cache):
     A[:, :s, s] = -valid.astype(np.float64)
     A[:, s, :s] = valid
     A[:, s, s] = 0.0
-    lin = np.take_along_axis(B[rows], idx, axis=1) - 2.0 * np.take_along_axis(K[rows], idx, axis=1)
-    rhs = np.concatenate([np.where(valid, -lin, 0.0), np.ones((r, 1))], axis=1)
-    out = np.zeros((r, K.shape[0]))
-    try:
-        sol = np.linalg.solve(A, rhs[:, :, None])[:, :s, 0]
-    except np.linalg.LinAlgError:
-        return np.full_like(out, np.nan)
-    np.put_along_axis(out, idx, np.where(valid, sol, 0.0), axis=1)
-    return out
+    return A
 
 
 def _complement_kkt(mask, rows, K, B, alpha, cache):
@@ -442,8 +447,3 @@ def _spectral_norm(A: np.ndarray) -> float:
         return float(np.linalg.norm(A, 2))
     v0 = np.random.default_rng(0).uniform(-1.0, 1.0, A.shape[0])
     return float(scipy.sparse.linalg.svds(A, k=1, v0=v0, return_singular_vectors=False, tol=1e-6)[0])
-
-
-# ------------------------------------------------------------------------------------------------
-# the P-step and the outer loop
-# ------------------------------------------------------------------------------------------------
