@@ -553,3 +553,22 @@ def test_rank_rows_of_a_table_with_too_few_methods_say_why_instead_of_failing():
     out, lines = with_rank_rows(tidy, ["acc"])
     assert not (out["dataset"] == RANK_ROW).any()
     assert lines and lines[0].startswith("No ranking on acc: ranking needs at least 2 methods")
+
+
+def test_a_table_or_verdict_job_imports_neither_matplotlib_nor_scipy_stats():
+    """The modules of the table, verdict and summary scripts load neither (about 1.5 s of a job's start);
+    a rank table's statistics and the critical-difference diagram load them where they are used."""
+    import subprocess
+    import sys
+
+    mods = ("mkclust.repro.reporting, mkclust.repro.reporting.ranks, mkclust.repro.reporting.reference_run, "
+            "mkclust.repro.reporting.pages, mkclust.repro.reporting.verdicts, mkclust.repro.reporting.tables")
+    probe = "print('matplotlib.pyplot' in sys.modules, 'scipy.stats' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", f"import sys; import {mods}; {probe}"], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+    use = ("import pandas as pd; from mkclust.repro.reporting.ranks import rank_test, cd_diagram; "
+           "cd_diagram(rank_test(pd.DataFrame({'a': [1., 2.], 'b': [2., 1.], 'c': [3., 0.]})))")
+    out = subprocess.run([sys.executable, "-c", f"import sys; {use}; {probe}"], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["True", "True"]
