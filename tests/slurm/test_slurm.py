@@ -112,8 +112,8 @@ def cluster(tmp_path_factory):
 
 
 #: the experiments submitted to the loopback cluster: two banks and 14 run groups, every kind of job the
-#: profile submits. A SLURM job here costs ~7-13 s whatever it computes (the plugin starts snakemake
-#: twice a job: the batch script, then the srun job step); the dry run above resolves all 40 groups.
+#: profile submits. A SLURM job took 12-25 s in sacct (other work beside it) whatever it computed (the
+#: plugin starts snakemake twice a job: batch script, srun job step); the dry run resolves all 40 groups.
 SUBMITTED = ("tiny_rmkkm", "tiny_gumkl")
 
 

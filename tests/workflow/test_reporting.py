@@ -567,7 +567,8 @@ def test_a_table_or_verdict_job_imports_neither_matplotlib_nor_scipy_stats():
     out = subprocess.run([sys.executable, "-c", f"import sys; import {mods}; {probe}"], capture_output=True,
                          text=True, check=True).stdout
     assert out.split() == ["False", "False"]
-    use = ("import pandas as pd; from mkclust.repro.reporting.ranks import rank_test, cd_diagram; "
+    use = ("import pandas as pd; from mkclust.repro.reporting.ranks import rank_test; "
+           "from mkclust.repro.reporting.figures import cd_diagram; "
            "cd_diagram(rank_test(pd.DataFrame({'a': [1., 2.], 'b': [2., 1.], 'c': [3., 0.]})))")
     out = subprocess.run([sys.executable, "-c", f"import sys; {use}; {probe}"], capture_output=True, text=True,
                          check=True).stdout

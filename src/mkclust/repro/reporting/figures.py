@@ -45,7 +45,7 @@ import pandas as pd  # noqa: E402
 from mkclust._io import atomic_path  # noqa: E402
 from mkclust.repro.configuration import as_list  # noqa: E402
 from mkclust.repro.reference import load_reference  # noqa: E402
-from mkclust.repro.reporting.ranks import cd_diagram, rank_test, values_from_table  # noqa: E402
+from mkclust.repro.reporting.ranks import RankTest, rank_test, values_from_table  # noqa: E402
 from mkclust.repro.reporting.tables import _where, build_table, finished_runs, xcol  # noqa: E402
 from mkclust.repro.reporting.verdicts import fitted_slope  # noqa: E402
 
@@ -313,6 +313,43 @@ def weights(results: pd.DataFrame, spec: dict) -> plt.Figure:
         ax.set_title(ds, fontsize=TITLE_FONTSIZE)
         ax.legend(fontsize=6)
     _title(fig, spec.get("title", ""))
+    fig.tight_layout()
+    return fig
+
+
+def cd_diagram(test: RankTest, title: str = "") -> plt.Figure:
+    """The critical-difference diagram: an axis of average ranks (1, the best, on the left), each
+    method hung from its average rank, a bar joining each group of methods within the critical
+    difference, and the critical difference drawn above the axis."""
+    names, r = list(test.average.index), test.average.to_numpy()
+    k = len(names)
+    half = (k + 1) // 2
+    fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.28 * half))
+    ax.set_xlim(0.5, k + 0.5)
+    ax.set_ylim(-(half + 1.5), 2.2)
+    ax.axis("off")
+    ax.hlines(0, 1, k, color="black", lw=1)
+    for t in range(1, k + 1):
+        ax.vlines(t, 0, 0.18, color="black", lw=1)
+        ax.text(t, 0.35, str(t), ha="center", va="bottom", fontsize=8)
+    ax.hlines(1.4, 1, 1 + test.cd, color="black", lw=1.5)
+    ax.vlines([1, 1 + test.cd], 1.3, 1.5, color="black", lw=1.5)
+    ax.text(1 + test.cd / 2, 1.6, f"CD = {test.cd:.2f}", ha="center", va="bottom", fontsize=8)
+    for i, (name, x) in enumerate(zip(names, r)):
+        left = i < half
+        row = -(i + 1) if left else -(k - i)
+        end = 0.6 if left else k + 0.4
+        ax.plot([x, x, end], [0, row, row], color="black", lw=0.8)
+        ax.text(end + (-0.05 if left else 0.05), row, f"{name} ({x:.2f})", ha="right" if left else "left",
+                va="center", fontsize=8)
+    for j, grp in enumerate(test.groups()):
+        lo, hi = test.average[grp[0]], test.average[grp[-1]]
+        y = -0.35 - 0.18 * j
+        ax.hlines(y, lo - 0.04, hi + 0.04, color="tab:red", lw=3)
+    stats = (f"Friedman chi2 = {test.statistic:.2f}, p = {test.p_value:.2g}" if not math.isnan(test.statistic)
+             else "Friedman test not defined (fewer than 3 methods or 2 data sets)")
+    fig.suptitle(f"{title}\n{test.metric}: average ranks over {test.n_datasets} data sets; {stats}; "
+                 f"Nemenyi alpha = {test.alpha:g}", fontsize=8)
     fig.tight_layout()
     return fig
 
