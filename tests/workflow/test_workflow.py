@@ -135,6 +135,23 @@ def test_tiny_benchmark_ranks_friedman_and_cd_diagram(done):
         assert (done / f"figures/tinybench/{f}.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_tiny_benchmark_shape_table_summarises_the_runs_records(done):
+    """The shape table end to end: its cells are the runs' own cluster sizes and kernel weights, a
+    single-kernel column has no weights ("–"), and the legend's line per method counts the runs."""
+    runs = [r for p in (done / "data/runs/tiny_bench/MKKM").rglob("*.json") for r in json.loads(p.read_text())]
+    t = pd.read_csv(done / "figures/tinybench/shape.csv").set_index(["dataset", "column", "metric"])["value"]
+    for ds in ("digits1v7", "ringnorm_200"):
+        w = [np.asarray(r["kernel_weights"]) / np.sum(r["kernel_weights"]) for r in runs if r["dataset"] == ds]
+        assert t[(ds, "MKKM", "top_weight")] == pytest.approx(np.mean([x.max() for x in w]))
+        assert t[(ds, "MKKM", "effective_kernels")] == pytest.approx(np.mean([1 / np.square(x).sum() for x in w]))
+        tiny = [min(r["cluster_sizes"]) <= 2 for r in runs if r["dataset"] == ds]
+        assert t[(ds, "MKKM", "tiny_cluster")] == pytest.approx(np.mean(tiny))
+        assert np.isnan(t[(ds, "KKM", "top_weight")])
+    md = (done / "figures/tinybench/shape.md").read_text()
+    assert "| – |" in md and "| nan" not in md
+    assert f"MKKM: a cluster of at most 2 points in {sum(min(r['cluster_sizes']) <= 2 for r in runs)} of 4 runs" in md
+
+
 def test_the_readme_benchmark_summary_states_the_ranking_of_the_table(done):
     """The README's benchmark block for a whole run: the best average rank and Friedman's statistic of
     the table's own values (ranked here by pandas, tested by scipy), and the diagram's link."""

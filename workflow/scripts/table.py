@@ -6,18 +6,24 @@ from mkclust.repro.jobs import job, summary
 from mkclust.repro.reporting import attach_causes, build_table, read_results, write_table
 from mkclust.repro.reporting.ranks import column_seconds, with_rank_rows
 from mkclust.repro.reporting.reference_run import compare_with_reference
+from mkclust.repro.reporting.shape import SHAPE_METRICS, shape_lines, top_kernels, with_shape_metrics
 
 with job(snakemake, "table") as log:  # noqa: F821
     sm = snakemake  # noqa: F821
     spec = sm.params.spec
     rows = spec.get("datasets") or sm.params.datasets  # a table's own rows, as figure.py
-    tidy = build_table(read_results(sm.input.results), spec, rows)
+    results = read_results(sm.input.results)
+    shape = any(m in SHAPE_METRICS for m in spec.get("metrics") or [])
+    if shape:   # per-run metrics of how the solutions look (reporting.shape)
+        results = with_shape_metrics(results)
+    tidy = build_table(results, spec, rows)
     base = sm.output.csv[: -len(".csv")]
     if spec.get("reference"):  # figures/<paper>/<table>: the key of the gap causes
         tidy = attach_causes(tidy, Path(base).parent.name, Path(base).name,
                              mean_of_runs=spec["reference"].get("mean_of_runs", False))
     if "reference_results" in sm.input.keys():
         ref = read_results(sm.input.reference_results)
+        ref = with_shape_metrics(ref) if shape else ref
         # the reference run's table, built the same way; its published values and tests are not needed
         ref_tidy = (build_table(ref, {k: v for k, v in spec.items() if k not in ("compare", "reference")}, rows)
                     if len(ref) else tidy.iloc[0:0])
@@ -27,7 +33,10 @@ with job(snakemake, "table") as log:  # noqa: F821
     if spec.get("ranks"):   # a comparison over data sets: average ranks, Friedman, Nemenyi, a summary
         alpha = float(spec["ranks"].get("alpha", 0.05))
         tidy, lines = with_rank_rows(tidy, list(spec.get("metrics") or ["acc"]), alpha,
-                                     column_seconds(read_results(sm.input.results), spec))
+                                     column_seconds(results, spec))
+        legend = " ".join([legend, *lines]).strip()
+    if shape:   # the shape metrics summed up per column
+        lines = shape_lines(tidy, top_kernels(results, spec, rows), list(spec.get("columns") or {}))
         legend = " ".join([legend, *lines]).strip()
     write_table(tidy, base, spec.get("title", Path(base).name), legend)
     summary(log, f"table {base}: {len(tidy)} cells")

@@ -326,6 +326,8 @@ def _cell(r, tex: bool = False) -> str:
         if not math.isnan(r["published"]):
             s += f" ({r['published']:.3f})"
         return s
+    if math.isnan(r["value"]) and math.isnan(r["published"]):
+        return "–"   # a metric its runs do not define (a single-kernel run's kernel weights)
     s = f"{r['value']:.3f}"
     if not math.isnan(r["std"]):
         s += f" {pm} {r['std']:.3f}"
