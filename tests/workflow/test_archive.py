@@ -380,9 +380,13 @@ def test_the_readme_results_and_pages_are_the_rebuild_of_the_reference_run(tmp_p
 def test_the_readme_benchmark_summary_and_pages_are_the_rebuild_of_the_benchmark_archive(tmp_path):
     """The same for the benchmark: results/benchmark/pages/ and the README's benchmark summary."""
     from _wf import REPO
-    from mkclust.repro.reporting.results import BENCH_BEGIN, BENCH_END, benchmark_block
+    from mkclust.repro.reporting.results import (BENCH_BEGIN, BENCH_END, DOC_BEGIN, DOC_END, benchmark_block,
+                                                 benchmark_doc_block)
 
     figs = _rebuilt_pages(tmp_path, "benchmark")
     readme = (REPO / "README.md").read_text()
     committed = BENCH_BEGIN + readme.split(BENCH_BEGIN, 1)[1].split(BENCH_END, 1)[0] + BENCH_END
     assert benchmark_block(figs, "results/benchmark/pages") == committed
+    doc = (REPO / "docs/benchmark.md").read_text()   # and the results section of docs/benchmark.md
+    committed = DOC_BEGIN + doc.split(DOC_BEGIN, 1)[1].split(DOC_END, 1)[0] + DOC_END
+    assert benchmark_doc_block(figs, "../results/benchmark/pages") == committed

@@ -528,20 +528,27 @@ def test_the_readme_benchmark_summary_of_a_partial_archive_counts_what_is_missin
     import json
 
     from mkclust.repro.cli.results import main
-    from mkclust.repro.reporting.results import BENCH_BEGIN, BENCH_END, BEGIN, END
+    from mkclust.repro.reporting.results import BENCH_BEGIN, BENCH_END, BEGIN, DOC_BEGIN, DOC_END, END
     summary = {"date": "d", "commit": "c", "experiments": [{"experiment": "benchmark", "paper": "benchmark"}],
                "papers": {"benchmark": {"headline": "all_defaults"}},
                "archive": {"path": "results/benchmark", "left_out": 3, "stale": 1, "pieces": [{}, {}]}}
     (tmp_path / "run_summary.json").write_text(json.dumps(summary))
     readme = tmp_path / "README.md"
     readme.write_text(f"a\n{BEGIN}\npapers\n{END}\nb\n{BENCH_BEGIN}\nold\n{BENCH_END}\nc\n")
-    assert main(["--figures", str(tmp_path), "--pages", "results/benchmark/pages", "--readme", str(readme)]) == 0
+    doc = tmp_path / "benchmark.md"
+    doc.write_text(f"x\n{DOC_BEGIN}\nold\n{DOC_END}\ny\n")
+    assert main(["--figures", str(tmp_path), "--pages", "results/benchmark/pages", "--readme", str(readme),
+                 "--doc", str(doc)]) == 0
     text = readme.read_text()
     assert f"{BEGIN}\npapers\n{END}" in text and "old" not in text
     block = text.split(BENCH_BEGIN)[1].split(BENCH_END)[0]
     assert ("`results/benchmark`, 2 pieces): being computed, 3 run groups of the configuration not in the archive "
             "yet and 1 to be computed again;") in block
     assert "average rank (" not in block and "![" not in block
+    section = doc.read_text()   # the document's results section says the same, between its own markers
+    assert section.startswith("x\n") and section.endswith("\ny\n") and "old" not in section
+    assert ("The benchmark is being computed, 3 run groups of the configuration not in the archive yet and 1 to be "
+            "computed again;") in section and "![" not in section
 
 
 def test_rank_rows_of_a_table_with_too_few_methods_say_why_instead_of_failing():

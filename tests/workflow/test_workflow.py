@@ -172,6 +172,18 @@ def test_the_readme_benchmark_summary_states_the_ranking_of_the_table(done):
     assert "being computed" not in block and "![The critical-difference diagram](figures/tinybench/cd.png)" in block
 
 
+def test_the_benchmark_document_section_summarises_every_ranked_table_and_shows_every_figure(done):
+    """docs/benchmark.md's generated results for a whole run: the ranked table (not the shape table,
+    which has no ranks) with the README's summary of it, and each figure, linked from the document."""
+    from mkclust.repro.reporting.results import DOC_BEGIN, DOC_END, benchmark_block, benchmark_doc_block
+    section = benchmark_doc_block(done / "figures", "../figures", paper="tinybench")
+    assert section.startswith(DOC_BEGIN) and section.endswith(DOC_END)
+    summary = benchmark_block(done / "figures", paper="tinybench", table="ranks", figure="cd").split(": ", 1)[1]
+    assert f"**ranks** ([ranks](../figures/tinybench/ranks.md)): {summary.split(chr(10))[0]}" in section
+    assert "shape" not in section
+    assert "![cd](../figures/tinybench/cd.png)" in section and "![cpu](../figures/tinybench/cpu.png)" in section
+
+
 def test_run_records_timing_and_logs(done):
     groups = list((done / "data/runs/tiny_timing/KKM").rglob("*.json"))
     assert len(groups) == 2  # one records file per data set, each holding its two seeds

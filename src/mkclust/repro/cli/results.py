@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from mkclust._io import atomic_open
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.reporting.results import __doc__ as RESULTS_DOC
 from mkclust.repro.reporting.results import (
-    BENCH_BEGIN, BENCH_END, benchmark_block, is_benchmark, page, replace_section, summary_block,
+    BENCH_BEGIN, BENCH_END, DOC_BEGIN, DOC_END, benchmark_block, benchmark_doc_block, is_benchmark, page,
+    replace_section, summary_block,
 )
 from mkclust.repro.targets import summary_path
 
@@ -25,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
                                                 "benchmark's summary, between its own, for the benchmark's run)")
     ap.add_argument("--pages", help="link the full verdicts at this folder of the repository (the run's figures "
                                     "folder, committed), e.g. results/paper/pages")
+    ap.add_argument("--doc", type=Path, help="rewrite the benchmark's results in this document, between its markers "
+                                             "(docs/benchmark.md): each ranked table's summary and every figure")
     a = ap.parse_args(argv)
     summary = summary_path(str(a.figures), "json")
     if not Path(summary).exists():
@@ -44,7 +48,15 @@ def main(argv: list[str] | None = None) -> int:
         new = replace_section(a.readme.read_text(), summary_block(a.figures, full, a.pages, results_page))
         with atomic_open(a.readme, "w", encoding="utf-8") as fh:
             fh.write(new)
-    if not a.output and not a.readme:
+    if a.doc:
+        if not is_benchmark(a.figures):
+            print(f"--doc writes a benchmark's results; {a.figures} holds another run", file=sys.stderr)
+            return 2
+        link = os.path.relpath(a.pages or a.figures, a.doc.parent)   # both as seen from here (the repository)
+        new = replace_section(a.doc.read_text(), benchmark_doc_block(a.figures, link), DOC_BEGIN, DOC_END)
+        with atomic_open(a.doc, "w", encoding="utf-8") as fh:
+            fh.write(new)
+    if not a.output and not a.readme and not a.doc:
         print(page(a.figures, full, a.pages))
     return 0
 

@@ -39,6 +39,8 @@ from mkclust.repro.targets import paper_output, summary_path
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 BENCH_BEGIN, BENCH_END = "<!-- benchmark:begin -->", "<!-- benchmark:end -->"
 BENCHMARK = "benchmark"     # the benchmark protocol's paper name (workflow/protocols/benchmark.yaml)
+#: the markers of the benchmark's results in its document (docs/benchmark.md; :func:`benchmark_doc_block`)
+DOC_BEGIN, DOC_END = "<!-- benchmark-results:begin -->", "<!-- benchmark-results:end -->"
 
 
 def run_summary(figures: Path) -> dict:
@@ -194,12 +196,8 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
     where = (f"generated from its archive `{arch['path']}`, {k} piece{'s' if k != 1 else ''}" if arch else
              f"generated from the run of {summary.get('finished') or summary['date']}")
     head = f"**Every method on every paper's data sets** ([{doc}]({doc}), {where})"
-    if arch and (arch["left_out"] or arch["stale"]):
-        stale = f" and {arch['stale']} to be computed again" if arch["stale"] else ""
-        text = (f"{head}: being computed, {arch['left_out']} run groups of the configuration not in the archive "
-                f"yet{stale}; its average ranks, Friedman's test and critical-difference diagram are written here "
-                "once it is whole.")
-        return "\n".join([BENCH_BEGIN, "", text, "", BENCH_END])
+    if _missing(arch):
+        return "\n".join([BENCH_BEGIN, "", f"{head}: {_missing(arch)}", "", BENCH_END])
     table = table or summary["papers"][paper]["headline"]
     tidy = pd.read_csv(paper_output(str(figures), paper, table, "csv"))
     test = rank_test(values_from_table(tidy[tidy["dataset"] != RANK_ROW], metric), metric)
@@ -207,6 +205,37 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
     folder = f"{pages}/{paper}" if pages else f"figures/{paper}"
     return "\n".join([BENCH_BEGIN, "", text, "", f"![The critical-difference diagram]({folder}/{figure}.png)",
                       "", BENCH_END])
+
+
+def _missing(arch: dict | None) -> str:
+    """What a partial benchmark archive lacks, in words; empty when it is whole (or there is none)."""
+    if not arch or not (arch["left_out"] or arch["stale"]):
+        return ""
+    stale = f" and {arch['stale']} to be computed again" if arch["stale"] else ""
+    return (f"being computed, {arch['left_out']} run groups of the configuration not in the archive yet{stale}; "
+            "its average ranks, Friedman's test and critical-difference diagram are written here once it is whole.")
+
+
+def benchmark_doc_block(figures: Path, link: str, paper: str = BENCHMARK, metric: str = "acc") -> str:
+    """The benchmark's results in its document (docs/benchmark.md), between :data:`DOC_BEGIN` and
+    :data:`DOC_END`: per table with average-rank rows, its title, a link to it and its summary on
+    ``metric`` (:func:`~mkclust.repro.reporting.ranks.summary_lines`, generated from the table's own
+    values), then every figure of the run. ``link``: the figures folder as the document reaches it
+    (e.g. ../results/benchmark/pages). While its archive lacks groups, what it lacks instead."""
+    arch = run_summary(figures).get("archive")
+    if _missing(arch):
+        return "\n".join([DOC_BEGIN, "", f"The benchmark is {_missing(arch)}", "", DOC_END])
+    out, folder = [DOC_BEGIN, ""], Path(figures) / paper
+    for csv in sorted(folder.glob("*.csv")):
+        tidy = pd.read_csv(csv)
+        if not (tidy["dataset"] == RANK_ROW).any():
+            continue
+        title = csv.with_suffix(".md").read_text(encoding="utf-8").split("\n", 1)[0].strip("*")
+        test = rank_test(values_from_table(tidy[tidy["dataset"] != RANK_ROW], metric), metric)
+        out += [f"**{title}** ([{csv.stem}]({link}/{paper}/{csv.stem}.md)): " + " ".join(summary_lines(test)), ""]
+    for png in sorted(folder.glob("*.png")):
+        out += [f"![{png.stem}]({link}/{paper}/{png.name})", ""]
+    return "\n".join(out + [DOC_END])
 
 
 def replace_section(readme: str, new: str, begin: str = BEGIN, end: str = END) -> str:
