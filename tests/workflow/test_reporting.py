@@ -522,6 +522,24 @@ def test_cpu_seconds_per_fit_count_only_runs_that_finished():
     assert seconds.to_dict() == {"G": 5.0, "K": 1.0}
 
 
+def test_a_ranked_table_read_back_gives_its_test_and_its_methods_cpu_seconds(tmp_path):
+    """The rank rows carry each method's median CPU seconds per fit, so a summary made from the written
+    table alone (README, docs/benchmark.md) names the cheapest of the best group as the legend does."""
+    from mkclust.repro.reporting.ranks import ranking, summary_lines, with_rank_rows
+    from mkclust.repro.reporting.tables import read_tables
+    runs = frame([{"dataset": d, "algorithm": c, "param_id": "default", "seed": 0, "acc": v}
+                  for d, vals in (("a", (.9, .8, .1)), ("b", (.7, .9, .2)), ("c", (.8, .7, .3)))
+                  for c, v in zip(("F", "S", "W"), vals)])
+    tidy = build_table(runs, {"metrics": ["acc"]})
+    tidy, legend = with_rank_rows(tidy, ["acc"], seconds=pd.Series({"F": 9.0, "S": 0.5, "W": 1.0}))
+    write_table(tidy, str(tmp_path / "t"), "T")
+    test, seconds = ranking(read_tables({"t": tmp_path / "t.csv"})["t"], "acc")
+    assert test.average.to_dict() == {"F": pytest.approx(4 / 3), "S": pytest.approx(5 / 3), "W": 3.0}
+    assert seconds.to_dict() == {"F": 9.0, "S": 0.5, "W": 1.0}
+    assert summary_lines(test, seconds) == legend
+    assert any(line.startswith("Cheapest of the best group: S (median 0.5 CPU s") for line in legend)
+
+
 def test_the_readme_benchmark_summary_of_a_partial_archive_counts_what_is_missing(tmp_path):
     """While groups are missing (or stale), the README's benchmark block says how many and shows no
     ranking; ``mkclust results --readme`` writes it between the benchmark's markers only."""

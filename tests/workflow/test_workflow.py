@@ -181,6 +181,7 @@ def test_the_benchmark_document_section_summarises_every_ranked_table_and_shows_
     summary = benchmark_block(done / "figures", paper="tinybench", table="ranks", figure="cd").split(": ", 1)[1]
     assert f"**ranks** ([ranks](../figures/tinybench/ranks.md)): {summary.split(chr(10))[0]}" in section
     assert "shape" not in section
+    assert "Cheapest of the best group: " in section   # the CPU seconds carried by the table's rank rows
     assert "![cd](../figures/tinybench/cd.png)" in section and "![cpu](../figures/tinybench/cpu.png)" in section
 
 

@@ -131,6 +131,9 @@ def summary_lines(test: RankTest, seconds: pd.Series | None = None) -> list[str]
 
 #: the row label of the average ranks appended to a table (:func:`with_rank_rows`)
 RANK_ROW = "average rank"
+#: the column of a rank row holding its method's median CPU seconds per fit (:func:`column_seconds`), so
+#: a summary made from the table alone (:func:`ranking`) names the cheapest of the best group as its legend does
+SECONDS = "cpu_seconds_per_fit"
 
 
 def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05,
@@ -152,9 +155,19 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05,
             continue
         for col, r in test.average.items():
             rows.append({**blank, "dataset": RANK_ROW, "column": col, "metric": m, "value": float(r),
-                         "n_runs": test.n_datasets, "chosen": f"over {test.n_datasets} data sets"})
+                         "n_runs": test.n_datasets, "chosen": f"over {test.n_datasets} data sets",
+                         SECONDS: math.nan if seconds is None else float(seconds.get(col, math.nan))})
         lines += summary_lines(test, seconds)
     return pd.concat([tidy, pd.DataFrame(rows)], ignore_index=True), lines
+
+
+def ranking(tidy: pd.DataFrame, metric: str = "acc") -> tuple[RankTest, pd.Series | None]:
+    """The rank test of a ranked table read back (its value rows) and its methods' CPU seconds per fit
+    (from its rank rows; None for a table written without them)."""
+    test = rank_test(values_from_table(tidy[tidy["dataset"] != RANK_ROW], metric), metric)
+    rows = tidy[(tidy["dataset"] == RANK_ROW) & (tidy["metric"] == metric)]
+    seconds = rows.set_index("column")[SECONDS].dropna() if SECONDS in rows.columns else None
+    return test, (seconds if seconds is not None and len(seconds) else None)
 
 
 def column_seconds(results: pd.DataFrame, spec: dict) -> pd.Series | None:

@@ -33,7 +33,7 @@ import pandas as pd
 
 from mkclust.repro.captions import paper_name
 from mkclust.repro.reporting.pages import not_evaluated_note
-from mkclust.repro.reporting.ranks import RANK_ROW, rank_test, summary_lines, values_from_table
+from mkclust.repro.reporting.ranks import RANK_ROW, ranking, summary_lines
 from mkclust.repro.targets import paper_output, summary_path
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -200,8 +200,7 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
         return "\n".join([BENCH_BEGIN, "", f"{head}: {_missing(arch)}", "", BENCH_END])
     table = table or summary["papers"][paper]["headline"]
     tidy = pd.read_csv(paper_output(str(figures), paper, table, "csv"))
-    test = rank_test(values_from_table(tidy[tidy["dataset"] != RANK_ROW], metric), metric)
-    text = f"{head}, every method at its defaults: " + " ".join(summary_lines(test))
+    text = f"{head}, every method at its defaults: " + " ".join(summary_lines(*ranking(tidy, metric)))
     folder = f"{pages}/{paper}" if pages else f"figures/{paper}"
     return "\n".join([BENCH_BEGIN, "", text, "", f"![The critical-difference diagram]({folder}/{figure}.png)",
                       "", BENCH_END])
@@ -231,8 +230,8 @@ def benchmark_doc_block(figures: Path, link: str, paper: str = BENCHMARK, metric
         if not (tidy["dataset"] == RANK_ROW).any():
             continue
         title = csv.with_suffix(".md").read_text(encoding="utf-8").split("\n", 1)[0].strip("*")
-        test = rank_test(values_from_table(tidy[tidy["dataset"] != RANK_ROW], metric), metric)
-        out += [f"**{title}** ([{csv.stem}]({link}/{paper}/{csv.stem}.md)): " + " ".join(summary_lines(test)), ""]
+        lines = summary_lines(*ranking(tidy, metric))
+        out += [f"**{title}** ([{csv.stem}]({link}/{paper}/{csv.stem}.md)): " + " ".join(lines), ""]
     for png in sorted(folder.glob("*.png")):
         out += [f"![{png.stem}]({link}/{paper}/{png.name})", ""]
     return "\n".join(out + [DOC_END])
