@@ -44,7 +44,7 @@ def read_tables(paths: dict) -> dict:
         df = pd.read_csv(path)
         for c in ("vs", "cause", "evidence", "flags", "chosen", "na_reason", "reference_state"):
             if c in df.columns:
-                df[c] = df[c].fillna("").astype(str)
+                df[c] = df[c].astype(object).fillna("").astype(str)   # an all-empty column is read as float
         if "oracle" in df.columns:
             df["oracle"] = df["oracle"].astype(str).str.lower().eq("true")
         out[name] = df
