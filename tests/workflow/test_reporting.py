@@ -101,6 +101,18 @@ def test_write_table(tmp_path):
     assert not list(tmp_path.glob(".*tmp"))
 
 
+def test_a_column_without_runs_on_the_first_data_set_keeps_its_place_in_the_written_table(tmp_path):
+    """A partial run: B has no run on the first data set; the wide table still orders A, B, C as the
+    spec does (not A, C, B by first appearance), in the Markdown and the LaTeX."""
+    rows = [{"dataset": d, "algorithm": c, "param_id": "default", "seed": 0, "acc": .5}
+            for d, cols in (("s1", "AC"), ("s2", "ABC")) for c in cols]
+    spec = {"metrics": ["acc"], "columns": {c: {"algorithm": c} for c in "ABC"}}
+    write_table(build_table(frame(rows), spec), str(tmp_path / "t"), "T", columns=list(spec["columns"]))
+    assert "| dataset | metric | A | B | C |" in (tmp_path / "t.md").read_text()
+    assert "| s1 | acc | 0.500 | – | 0.500 |" in (tmp_path / "t.md").read_text()
+    assert "dataset & metric & A & B & C" in (tmp_path / "t.tex").read_text()
+
+
 @pytest.mark.parametrize("spec", [
     {"kind": "bars", "metric": "acc", "columns": {"KKM": {"algorithm": "KKM", "params": "mean"}}},
     {"kind": "sweep", "algorithm": "KKM", "x": "kernel", "metric": "acc"},

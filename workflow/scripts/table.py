@@ -38,5 +38,5 @@ with job(snakemake, "table") as log:  # noqa: F821
     if shape:   # the shape metrics summed up per column
         lines = shape_lines(tidy, top_kernels(results, spec, rows), list(spec.get("columns") or {}))
         legend = " ".join([legend, *lines]).strip()
-    write_table(tidy, base, spec.get("title", Path(base).name), legend)
+    write_table(tidy, base, spec.get("title", Path(base).name), legend, list(spec.get("columns") or {}))
     summary(log, f"table {base}: {len(tidy)} cells")

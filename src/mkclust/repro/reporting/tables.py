@@ -344,9 +344,11 @@ def _cell(r, tex: bool = False) -> str:
     return s
 
 
-def _wide(tidy: pd.DataFrame, tex: bool) -> tuple[list[str], list[list[str]]]:
-    """The paper's layout: one row per (dataset, metric), one column per table column."""
-    cols = list(dict.fromkeys(tidy["column"]))
+def _wide(tidy: pd.DataFrame, tex: bool, order: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    """The paper's layout: one row per (dataset, metric), one column per table column, in ``order``
+    (the spec's; a column without runs on the first data sets would otherwise come last)."""
+    present = list(dict.fromkeys(tidy["column"]))
+    cols = [c for c in order or [] if c in present] + [c for c in present if c not in (order or [])]
     header = ["dataset", "metric"] + cols
     body = []
     for ds, g in tidy.groupby("dataset", sort=False):
@@ -397,13 +399,15 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
     return text
 
 
-def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = "") -> list[str]:
-    """Write ``base.csv`` (tidy), ``base.md``, ``base.tex`` and ``base.html`` (wide), each atomically;
-    ``legend`` (the table's own note, e.g. each column's search budget) follows the generated legend."""
+def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = "",
+                columns: list[str] | None = None) -> list[str]:
+    """Write ``base.csv`` (tidy), ``base.md``, ``base.tex`` and ``base.html`` (wide, the columns in the
+    order ``columns`` gives), each atomically; ``legend`` (the table's own note, e.g. each column's
+    search budget) follows the generated legend."""
     paths = [f"{base}.csv", f"{base}.md", f"{base}.tex", f"{base}.html"]
     with atomic_open(paths[0], "w", encoding="utf-8") as fh:
         tidy.to_csv(fh, index=False)
-    header, body = _wide(tidy, tex=False)
+    header, body = _wide(tidy, tex=False, order=columns)
     md = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(r) + " |" for r in body]
     caption = _legend(tidy, title, legend) if len(tidy) else ""
@@ -411,7 +415,7 @@ def write_table(tidy: pd.DataFrame, base: str, title: str = "", legend: str = ""
     md += _gaps(tidy)
     with atomic_open(paths[1], "w", encoding="utf-8") as fh:
         fh.write("\n".join(md))
-    theader, tbody = _wide(tidy, tex=True)
+    theader, tbody = _wide(tidy, tex=True, order=columns)
     esc = lambda s: s.replace("_", r"\_").replace("%", r"\%").replace("#", r"\#")  # noqa: E731
     tex = [r"\begin{table}[t]", r"\centering", r"\small",
            r"\begin{tabular}{ll" + "c" * (len(theader) - 2) + "}", r"\hline",
