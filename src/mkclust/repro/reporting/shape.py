@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -66,10 +67,8 @@ def with_shape_metrics(results: pd.DataFrame) -> pd.DataFrame:
 
 def top_kernels(results: pd.DataFrame, spec: dict, datasets: list[str] | None = None) -> dict[str, str]:
     """Per column of a table spec, the kernel that most of its finished runs (on ``datasets``) weight
-    the most, as "name in i of n runs"; columns without kernel weights are left out."""
-    from mkclust.repro.configuration import as_list
-    from mkclust.repro.reporting.tables import finished_runs
-
+    the most, as "name in i of n runs" (a tie: the first name in sort order); columns without kernel
+    weights are left out."""
     results = finished_runs(results)
     if datasets:
         results = results[results["dataset"].isin(datasets)]
@@ -82,8 +81,9 @@ def top_kernels(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
             if w is not None and isinstance(names, str) and names.startswith("["):
                 tops.append(json.loads(names)[int(np.argmax(w))])
         if tops:
-            name, count = pd.Series(tops).value_counts().items().__next__()
-            out[label] = f"{name} in {count} of {len(tops)} runs"
+            counts = Counter(tops)
+            name = min(counts, key=lambda k: (-counts[k], k))
+            out[label] = f"{name} in {counts[name]} of {len(tops)} runs"
     return out
 
 
