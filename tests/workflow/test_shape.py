@@ -14,9 +14,10 @@ NAMES = json.dumps(["a", "b", "c", "d"])
 
 def runs():
     """Two data sets; MK: 4-kernel weights (one-hot on c, or half on c), a cluster of 1 point in 3 of its 4
-    runs; SK: a single-kernel method, no weights, no small cluster."""
+    runs; SK: a single-kernel method, no weights, no small cluster. A third set, s3 (one seed), where
+    kernels a and b tie for MK's largest weight."""
     rows = []
-    for ds, weights, sizes in [("s1", [0, 0, 2, 0], [1, 1]), ("s2", [1, 1, 2, 0], [1, 30])]:
+    for ds, weights, sizes in [("s1", [0, 0, 2, 0], [1, 1]), ("s2", [1, 1, 2, 0], [1, 30]), ("s3", [3, 3, 0, 1], [5])]:
         for seed, size in enumerate(sizes):
             base = {"dataset": ds, "param_id": "default", "seed": seed, "dataset_flags": "", "status": "ok", "acc": .5}
             rows.append({**base, "algorithm": "MK", "kernel_name": NAMES, "kernel_weights": json.dumps(weights),
@@ -41,12 +42,14 @@ def test_a_shape_table_and_its_generated_lines():
     spec = {"metrics": ["tiny_cluster", "top_weight", "effective_kernels"],
             "columns": {"SK": {"algorithm": "SK"}, "MK": {"algorithm": "MK"}}}
     tidy = build_table(with_shape_metrics(runs()), spec, ["s1", "s2"])
+    tied = top_kernels(runs(), spec, ["s3"])   # two kernels share the largest weight: both named
+    assert tied == {"MK": "a = b in 1 of 1 runs"}
     cell = tidy.set_index(["dataset", "column", "metric"])["value"]
     assert cell[("s1", "MK", "tiny_cluster")] == 1.0 and cell[("s2", "MK", "tiny_cluster")] == 0.5
     assert cell[("s2", "MK", "effective_kernels")] == pytest.approx(8 / 3)
     row = tidy[(tidy["column"] == "SK") & (tidy["metric"] == "top_weight")].iloc[0]
     assert _cell(row) == "–"   # undefined for a single kernel: no "nan" in the table
-    lines = shape_lines(tidy, top_kernels(runs(), spec), list(spec["columns"]))
+    lines = shape_lines(tidy, top_kernels(runs(), spec, ["s1", "s2"]), list(spec["columns"]))
     assert lines[0] == "SK: a cluster of at most 2 points in 0 of 4 runs (on 0 of 2 sets)."
     assert lines[1] == ("MK: a cluster of at most 2 points in 3 of 4 runs (on 2 of 2 sets); median top kernel weight "
                         "0.75 (range 0.50-1.00); median effective kernels 1.83 (range 1.00-2.67); "

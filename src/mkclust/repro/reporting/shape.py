@@ -67,8 +67,10 @@ def with_shape_metrics(results: pd.DataFrame) -> pd.DataFrame:
 
 def top_kernels(results: pd.DataFrame, spec: dict, datasets: list[str] | None = None) -> dict[str, str]:
     """Per column of a table spec, the kernel that most of its finished runs (on ``datasets``) weight
-    the most, as "name in i of n runs" (a tie: the first name in sort order); columns without kernel
-    weights are left out."""
+    the most, as "name in i of n runs"; kernels tied for a run's largest weight (within 1e-9 of it: two
+    Gaussians narrow enough to be the same identity matrix in floating point get the same weight) are
+    named together, "a = b"; a tie between such names in the count goes to the first in sort order.
+    Columns without kernel weights are left out."""
     results = finished_runs(results)
     if datasets:
         results = results[results["dataset"].isin(datasets)]
@@ -79,7 +81,8 @@ def top_kernels(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
         for names, text in zip(g.get("kernel_name", []), g.get("kernel_weights", [])):
             w = _weights(text)
             if w is not None and isinstance(names, str) and names.startswith("["):
-                tops.append(json.loads(names)[int(np.argmax(w))])
+                names = json.loads(names)
+                tops.append(" = ".join(names[k] for k in np.flatnonzero(w >= w.max() * (1 - 1e-9))))
         if tops:
             counts = Counter(tops)
             name = min(counts, key=lambda k: (-counts[k], k))
