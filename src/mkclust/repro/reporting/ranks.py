@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mkclust.repro.configuration import as_list
-from mkclust.repro.reporting.tables import finished_runs
+from mkclust.repro.reporting.tables import column_runs
 
 # scipy.stats (about 1 s to import) is imported where it is used: a table job imports this module for
 # its rank rows and needs it only if it ranks
@@ -175,10 +174,9 @@ def column_seconds(results: pd.DataFrame, spec: dict) -> pd.Series | None:
     declined run's hundredth of a second is not a fit's); None when the results carry no CPU times."""
     if "cpu_seconds" not in results.columns:
         return None
-    results = finished_runs(results)
     out = {}
-    for label, col in (spec.get("columns") or {}).items():
-        t = results.loc[results["algorithm"].isin(as_list(col.get("algorithm", label))), "cpu_seconds"].dropna()
+    for label, runs in column_runs(results, spec):
+        t = runs["cpu_seconds"].dropna()
         if len(t):
             out[label] = float(t.median())
     return pd.Series(out, dtype=float)

@@ -26,8 +26,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from mkclust.repro.configuration import as_list
-from mkclust.repro.reporting.tables import finished_runs
+from mkclust.repro.reporting.tables import column_runs
 
 #: a cluster of at most this many points counts as degenerate (``tiny_cluster``)
 TINY = 2
@@ -71,12 +70,10 @@ def top_kernels(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
     Gaussians narrow enough to be the same identity matrix in floating point get the same weight) are
     named together, "a = b"; a tie between such names in the count goes to the first in sort order.
     Columns without kernel weights are left out."""
-    results = finished_runs(results)
     if datasets:
         results = results[results["dataset"].isin(datasets)]
     out = {}
-    for label, col in (spec.get("columns") or {}).items():
-        g = results[results["algorithm"].isin(as_list(col.get("algorithm", label)))]
+    for label, g in column_runs(results, spec):
         tops = []
         for names, text in zip(g.get("kernel_name", []), g.get("kernel_weights", [])):
             w = _weights(text)

@@ -199,6 +199,13 @@ def finished_runs(results: pd.DataFrame) -> pd.DataFrame:
     return results[results["status"].astype(str) != "not_finished"] if "status" in results.columns else results
 
 
+def column_runs(results: pd.DataFrame, spec: dict):
+    """(label, its finished runs) for each column of a table spec: the runs of its algorithm labels."""
+    results = finished_runs(results)
+    for label, col in (spec.get("columns") or {}).items():
+        yield label, results[results["algorithm"].isin(as_list(col.get("algorithm", label)))]
+
+
 def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = None) -> pd.DataFrame:
     """The tidy table: one row per (dataset, column, metric) with value, std, published, diff.
 
