@@ -56,6 +56,29 @@ def test_resolve_expands_a_protocol_and_seed_ranges(tmp_path):
     assert p.datasets["digits1v7"] == {"loader": "digits1v7", "options": {}}   # not declared: the loader's defaults
 
 
+def test_a_table_ranked_by_paper_gets_each_papers_sets_from_the_protocols_lists(tmp_path):
+    """``ranks: {by_paper: true}``: the configuration writes, per other paper (by its name), the
+    experiment's data sets its protocols run, in the experiment's order, papers in the order of their
+    first set; a paper with none of them, and the experiment's own paper, are left out."""
+    def proto(paper, sets, **more):
+        return {"paper": paper, "datasets": sets, "banks": ["b"], "seeds": [0],
+                "algorithms": {"KKM": {"algorithm": "kkm"}}, **more}
+    table = {"metrics": ["acc"], "ranks": {"by_paper": True}, "columns": {"KKM": {"algorithm": "KKM"}}}
+    _write(tmp_path, "p.yaml", {"papers": {"pa": {"name": "PA"}, "pb": {"name": "PB"}},
+                                "protocols": {"a1": proto("pa", ["d3", "d1"]), "a2": proto("pa", ["d4"]),
+                                              "b1": proto("pb", ["d2", "d9"]), "c1": proto("pc", ["d8"]),
+                                              "bench": proto("bench", ["d1", "d2", "d3", "d4", "d5"],
+                                                             tables={"t": table, "u": {"metrics": ["acc"]}})},
+                                "kernel_banks": {"b": {"bank": "mkc3"}}})
+    out = resolve({"experiments": {"e": {"protocol": "bench"}}}, tmp_path)["experiments"]["e"]
+    assert out["tables"]["t"]["ranks"] == {"by_paper": True, "paper_sets": {"PA": ["d1", "d3", "d4"], "PB": ["d2"]}}
+    assert "ranks" not in out["tables"]["u"]
+    bench = resolve({"experiments": {"e": {"protocol": "benchmark"}}}, REPO / "workflow/protocols")
+    sets = bench["experiments"]["e"]["tables"]["all_defaults"]["ranks"]["paper_sets"]
+    assert {k: len(v) for k, v in sets.items()} == {"MKC": 8, "ODMC": 19, "RMKKM": 9, "SCMK": 8, "GUMKL": 10}
+    assert "ionosphere" in sets["MKC"] and "heart-statlog" in sets["ODMC"] and "COIL20" not in sets["SCMK"]
+
+
 @pytest.mark.parametrize("experiment,match", [
     ({"protocol": "nope"}, r"experiments.e.protocol: unknown protocol 'nope'; known: proto"),
     ({"protocol": "proto", "seeds": {"range": 0}},

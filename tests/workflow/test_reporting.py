@@ -522,6 +522,29 @@ def test_rank_test_ranks_friedman_groups_and_summary():
     assert "Left out (a method has no value there): d5" in text
 
 
+def test_ranks_on_each_papers_own_sets_are_the_whole_ranks_averaged_over_them():
+    """By hand: the ranks of the whole comparison averaged over a paper's sets (not a new ranking of
+    those sets alone), the best of each paper named with ties, and a method named like a paper on its
+    sets and on the others, the others' average equal to a direct average over them."""
+    from mkclust.repro.reporting.ranks import paper_lines, paper_ranks, rank_test
+    v = pd.DataFrame({"A": [0.9, 0.5, 0.7, 0.6], "B": [0.8, 0.9, 0.7, 0.9], "C": [0.1, 0.2, 0.3, 0.95]},
+                     index=["d1", "d2", "d3", "d4"])
+    t = rank_test(v, "acc")
+    papers = paper_ranks(t, {"A": ["d1", "d3"], "X": ["d2", "d4"], "Y": ["nowhere"]})
+    assert list(papers) == ["A", "X"] and papers["A"][0] == 2
+    assert papers["A"][1].to_dict() == {"A": 1.25, "B": 1.75, "C": 3.0}   # d3: A and B tie at 1.5
+    assert papers["X"][1].to_dict() == {"A": 2.5, "B": 1.5, "C": 2.0}     # d4: C 1, B 2, A 3
+    lines = paper_lines(t, papers)
+    assert lines[0] == ("Best average rank on each paper's own data sets (acc; descriptive, no test within one "
+                        "paper's sets): A's 2 sets: A (1.25); X's 2 sets: B (1.50).")
+    other = t.ranks.loc[["d2", "d4"], "A"].mean()
+    assert other == 2.5 and lines[1] == ("A paper's own method, average rank on that paper's sets and on the "
+                                         "others: A 1.25 on its 2 and 2.50 on the other 2.")
+    tie = paper_lines(t, {"Z": (1, t.ranks.loc[["d3"]].mean())})
+    assert tie == ["Best average rank on each paper's own data sets (acc; descriptive, no test within one paper's "
+                   "sets): Z's 1 set: B and A (1.50)."]   # B before A: the overall order (B 1.625, A 1.875)
+
+
 def test_cpu_seconds_per_fit_count_only_runs_that_finished():
     """A method that declines a large set in a hundredth of a second (GMMC above max_n) is not made
     the cheapest by it: its median is over the fits it made."""
@@ -543,12 +566,15 @@ def test_a_ranked_table_read_back_gives_its_test_and_its_methods_cpu_seconds(tmp
                   for d, vals in (("a", (.9, .8, .1)), ("b", (.7, .9, .2)), ("c", (.8, .7, .3)))
                   for c, v in zip(("F", "S", "W"), vals)])
     tidy = build_table(runs, {"metrics": ["acc"]})
-    tidy, legend = with_rank_rows(tidy, ["acc"], seconds=pd.Series({"F": 9.0, "S": 0.5, "W": 1.0}))
+    tidy, legend = with_rank_rows(tidy, ["acc"], seconds=pd.Series({"F": 9.0, "S": 0.5, "W": 1.0}),
+                                  paper_sets={"F": ["a", "c"], "P": ["b"], "Q": ["z"]})
     write_table(tidy, str(tmp_path / "t"), "T")
-    test, seconds = ranking(read_tables({"t": tmp_path / "t.csv"})["t"], "acc")
+    test, seconds, papers = ranking(read_tables({"t": tmp_path / "t.csv"})["t"], "acc")
     assert test.average.to_dict() == {"F": pytest.approx(4 / 3), "S": pytest.approx(5 / 3), "W": 3.0}
     assert seconds.to_dict() == {"F": 9.0, "S": 0.5, "W": 1.0}
-    assert summary_lines(test, seconds) == legend
+    assert list(papers) == ["F", "P"] and papers["F"][0] == 2 and papers["F"][1].to_dict() == {"F": 1.0, "S": 2.0,
+                                                                                               "W": 3.0}
+    assert summary_lines(test, seconds, papers) == legend
     assert any(line.startswith("Cheapest of the best group: S (median 0.5 CPU s") for line in legend)
 
 

@@ -33,7 +33,7 @@ with job(snakemake, "table") as log:  # noqa: F821
     if spec.get("ranks"):   # a comparison over data sets: average ranks, Friedman, Nemenyi, a summary
         alpha = float(spec["ranks"].get("alpha", 0.05))
         tidy, lines = with_rank_rows(tidy, list(spec.get("metrics") or ["acc"]), alpha,
-                                     column_seconds(results, spec))
+                                     column_seconds(results, spec), spec["ranks"].get("paper_sets"))
         legend = " ".join([legend, *lines]).strip()
     if shape:   # the shape metrics summed up per column
         lines = shape_lines(tidy, top_kernels(results, spec, rows), list(spec.get("columns") or {}))

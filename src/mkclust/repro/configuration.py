@@ -209,10 +209,36 @@ def resolve(config: dict, folder: str | Path) -> dict:
                     if isinstance(a, dict) and "seeds" in a:
                         e["algorithms"][label] = {**a, "seeds": _seeds(a["seeds"], f"experiments.{name}."
                                                                          f"algorithms.{label}.seeds")}
-        resolved[name] = e
+        resolved[name] = _with_paper_sets(e, files["protocols"], out.get("papers") or {})
     if "experiments" in config:
         out["experiments"] = resolved
     return out
+
+
+def _with_paper_sets(e, protocols: dict, papers: dict):
+    """``e`` with ``ranks.paper_sets`` added to each table whose ``ranks`` ask ``by_paper: true``:
+    per paper of the protocol files (other than ``e``'s own), by its ``name``, the data sets of ``e``
+    that its protocols run (in ``e``'s order, the papers in the order of their first set there; a paper
+    none of whose sets ``e`` runs is left out). The
+    protocols' ``datasets`` lists are the one place that says which paper a data set comes from; a
+    table ranked over many papers' sets (the benchmark) reports its ranks per paper from them."""
+    tables = e.get("tables") if isinstance(e, dict) else None
+    if not isinstance(tables, dict) or not any(isinstance(t, dict) and (t.get("ranks") or {}).get("by_paper")
+                                               for t in tables.values()):
+        return e
+    own: dict[str, set] = {}
+    for p in protocols.values():
+        if p.get("paper") != e.get("paper"):
+            own.setdefault(p.get("paper"), set()).update(p.get("datasets") or [])
+    runs = list(e.get("datasets") or [])
+    sets = [((papers.get(paper) or {}).get("name", paper), [d for d in runs if d in names]) for paper, names in own.items()]
+    # the papers in the order their first data set comes in e's list
+    sets = dict(sorted(((n, ds) for n, ds in sets if ds), key=lambda nd: (runs.index(nd[1][0]), str(nd[0]))))
+    e = {**e, "tables": dict(tables)}
+    for t, spec in tables.items():
+        if isinstance(spec, dict) and (spec.get("ranks") or {}).get("by_paper"):
+            e["tables"][t] = {**spec, "ranks": {**spec["ranks"], "paper_sets": sets}}
+    return e
 
 
 def _narrowed(e: dict, protocol: dict, datasets: list[str]) -> dict:

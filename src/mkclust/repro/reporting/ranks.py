@@ -95,10 +95,12 @@ def values_from_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
     return t.pivot_table(index="dataset", columns="column", values="value", sort=False, dropna=False)
 
 
-def summary_lines(test: RankTest, seconds: pd.Series | None = None) -> list[str]:
+def summary_lines(test: RankTest, seconds: pd.Series | None = None,
+                  papers: dict[str, tuple[int, pd.Series]] | None = None) -> list[str]:
     """"Which method when", generated from the numbers: the best average rank, the methods the test
-    cannot separate from it, those it can, and (given median CPU seconds per fit, by method) the
-    cheapest method among the best group."""
+    cannot separate from it, those it can, (given median CPU seconds per fit, by method) the
+    cheapest method among the best group, and (given the average ranks on each paper's own data sets,
+    :func:`paper_ranks`) the lines of :func:`paper_lines`."""
     best = test.average.index[0]
     top = [m for m in test.average.index if test.average[m] - test.average[best] <= test.cd + 1e-12]
     rest = [m for m in test.average.index if m not in top]
@@ -123,9 +125,62 @@ def summary_lines(test: RankTest, seconds: pd.Series | None = None) -> list[str]
         if len(s):
             cheap = s.idxmin()
             lines.append(f"Cheapest of the best group: {cheap} (median {s[cheap]:.3g} CPU s per fit).")
+    lines += paper_lines(test, papers or {})
     if test.dropped:
         lines.append(f"Left out (a method has no value there): {', '.join(map(str, test.dropped))}.")
     return lines
+
+
+def paper_ranks(test: RankTest, paper_sets: dict[str, list[str]]) -> dict[str, tuple[int, pd.Series]]:
+    """Per paper (``paper_sets``: its name -> its data sets, as the configuration writes them into a
+    table's ``ranks``), the number of its sets the test ranks and each method's average rank over
+    them: the ranks of the whole comparison (every method on each set), averaged over that paper's
+    sets only. A paper with none of its sets in the test is left out."""
+    out = {}
+    for name, sets in paper_sets.items():
+        own = [d for d in sets if d in test.ranks.index]
+        if own:
+            out[name] = (len(own), test.ranks.loc[own].mean())
+    return out
+
+
+def paper_lines(test: RankTest, papers: dict[str, tuple[int, pd.Series]]) -> list[str]:
+    """How the methods rank outside their own paper, in words: the best average rank on each paper's
+    own data sets (descriptive: a paper's 6-19 sets are too few for a test of their own), and each
+    method named like a paper, on its paper's sets and on the others (the others' average follows
+    from the whole one: (n R - k R_own) / (n - k))."""
+    if not papers:
+        return []
+    parts = []
+    for name, (k, avg) in papers.items():
+        best = [m for m in test.average.index if avg[m] <= avg.min() + 1e-12]   # ties in the overall order
+        parts.append(f"{name}'s {k} set{'s' if k != 1 else ''}: {' and '.join(best)} ({avg.min():.2f})")
+    lines = [f"Best average rank on each paper's own data sets ({test.metric}; descriptive, no test within "
+             f"one paper's sets): {'; '.join(parts)}."]
+    n, own = test.n_datasets, []
+    for name, (k, avg) in papers.items():
+        if name in avg.index and k < n:
+            rest = (n * test.average[name] - k * avg[name]) / (n - k)
+            own.append(f"{name} {avg[name]:.2f} on its {k} and {rest:.2f} on the other {n - k}")
+    if own:
+        lines.append(f"A paper's own method, average rank on that paper's sets and on the others: {'; '.join(own)}.")
+    return lines
+
+
+def paper_row(name: str) -> str:
+    """The row label of a paper's average ranks in a table (:func:`with_rank_rows`)."""
+    return f"{RANK_ROW}, {name}'s sets"
+
+
+def _paper_of(label) -> str | None:
+    head, tail = f"{RANK_ROW}, ", "'s sets"
+    text = str(label)
+    return text[len(head):-len(tail)] if text.startswith(head) and text.endswith(tail) else None
+
+
+def is_rank_row(label) -> bool:
+    """Whether a table row is one of the rank rows (:data:`RANK_ROW` or a paper's) rather than a data set."""
+    return str(label).startswith(RANK_ROW)
 
 
 #: the row label of the average ranks appended to a table (:func:`with_rank_rows`)
@@ -135,12 +190,13 @@ RANK_ROW = "average rank"
 SECONDS = "cpu_seconds_per_fit"
 
 
-def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05,
-                   seconds: pd.Series | None = None) -> tuple[pd.DataFrame, list[str]]:
+def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05, seconds: pd.Series | None = None,
+                   paper_sets: dict[str, list[str]] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """``tidy`` with one more row per column and metric, data set :data:`RANK_ROW`, holding the
-    column's average rank over the data sets where every column has a value; and the generated
-    summary lines (:func:`summary_lines`) of each metric, for the table's legend. A metric with no
-    data set where two columns both have values gets no rows and a line saying why."""
+    column's average rank over the data sets where every column has a value; given ``paper_sets``,
+    one more per paper (:func:`paper_row`), the average over that paper's sets (:func:`paper_ranks`);
+    and the generated summary lines (:func:`summary_lines`) of each metric, for the table's legend.
+    A metric with no data set where two columns both have values gets no rows and a line saying why."""
     rows, lines = [], []
     # a rank row is blank where a value row has text or numbers, and shares the table's rules
     blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}
@@ -156,17 +212,26 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05,
             rows.append({**blank, "dataset": RANK_ROW, "column": col, "metric": m, "value": float(r),
                          "n_runs": test.n_datasets, "chosen": f"over {test.n_datasets} data sets",
                          SECONDS: math.nan if seconds is None else float(seconds.get(col, math.nan))})
-        lines += summary_lines(test, seconds)
+        papers = paper_ranks(test, paper_sets or {})
+        for name, (k, avg) in papers.items():
+            rows += [{**blank, "dataset": paper_row(name), "column": col, "metric": m, "value": float(avg[col]),
+                      "n_runs": k, "chosen": f"over {k} of its data sets", SECONDS: math.nan} for col in test.average.index]
+        lines += summary_lines(test, seconds, papers)
     return pd.concat([tidy, pd.DataFrame(rows)], ignore_index=True), lines
 
 
-def ranking(tidy: pd.DataFrame, metric: str = "acc") -> tuple[RankTest, pd.Series | None]:
-    """The rank test of a ranked table read back (its value rows) and its methods' CPU seconds per fit
-    (from its rank rows; None for a table written without them)."""
-    test = rank_test(values_from_table(tidy[tidy["dataset"] != RANK_ROW], metric), metric)
+def ranking(tidy: pd.DataFrame, metric: str = "acc") -> tuple[RankTest, pd.Series | None, dict]:
+    """The rank test of a ranked table read back (its value rows), its methods' CPU seconds per fit
+    (from its rank rows; None for a table written without them) and its papers' average ranks (from
+    their rows, :func:`paper_row`; empty without them): what :func:`summary_lines` takes."""
+    test = rank_test(values_from_table(tidy[~tidy["dataset"].map(is_rank_row)], metric), metric)
     rows = tidy[(tidy["dataset"] == RANK_ROW) & (tidy["metric"] == metric)]
     seconds = rows.set_index("column")[SECONDS].dropna() if SECONDS in rows.columns else None
-    return test, (seconds if seconds is not None and len(seconds) else None)
+    papers = {}
+    for label, g in tidy[tidy["metric"] == metric].groupby("dataset", sort=False):
+        if _paper_of(label) is not None:
+            papers[_paper_of(label)] = (int(g["n_runs"].iloc[0]), g.set_index("column")["value"].astype(float))
+    return test, (seconds if seconds is not None and len(seconds) else None), papers
 
 
 def column_seconds(results: pd.DataFrame, spec: dict) -> pd.Series | None:
