@@ -45,9 +45,10 @@ SCHEMA_FILE = Path("workflow") / "schemas" / "config.schema.yaml"
 
 
 #: mappings whose key order is what they mean (a table's or a figure's column order; the verdict
-#: lists a paper's claims and tables in the order of its experiments and their tables); every other
+#: lists a paper's claims and tables in the order of its experiments and their tables; a ranked
+#: table's papers in the order of their first data set, :func:`_with_paper_sets`); every other
 #: mapping of a configuration means the same in any key order
-ORDERED = frozenset({"columns", "levels", "totals", "time", "tables", "experiments"})
+ORDERED = frozenset({"columns", "levels", "totals", "time", "tables", "experiments", "paper_sets"})
 
 
 def canonical(value, ordered: bool = False):
