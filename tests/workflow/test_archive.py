@@ -340,21 +340,24 @@ def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tin
             assert "[ref " in (run / "figures" / "tinypaper" / "table2.md").read_text()
 
 
-def _rebuilt_pages(tmp_path, name: str):
+def _rebuilt_pages(tmp_path, name: str, figures: bool = False):
     """The committed pages of ``results/<name>/pages`` (.md, .csv) and their rebuild from the committed
-    archive ``results/<name>`` with workflow/configs/<name>.yaml, as the README's command makes it."""
+    archive ``results/<name>`` with workflow/configs/<name>.yaml, as the README's command makes it.
+    ``figures``: the committed .png figures are drawn too (not compared: matplotlib's bytes are not
+    the point), for a summary that links every figure of the run."""
     from _wf import REPO
 
     pages = REPO / "results" / name / "pages"
     kept = sorted(f.relative_to(pages) for f in pages.rglob("*") if f.is_file() and f.suffix in (".md", ".csv"))
     if not kept:
         pytest.skip(f"no pages of results/{name} committed")
+    drawn = sorted(f.relative_to(pages) for f in pages.rglob("*.png")) if figures else []
     figs = tmp_path / "pages"
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
            "--cores", "2", "--configfile", str(REPO / f"workflow/configs/{name}.yaml"),
            "--config", f"results_archive=results/{name}",
            "archive_partial=true", f"figures_dir={figs}", f"data_dir={tmp_path / 'data'}", "--",
-           *(str(figs / p) for p in kept), str(figs / "run_summary.json")]
+           *(str(figs / p) for p in kept + drawn), str(figs / "run_summary.json")]
     (tmp_path / "results").symlink_to(REPO / "results")      # the archive as the README's command names it
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
@@ -383,7 +386,7 @@ def test_the_readme_benchmark_summary_and_pages_are_the_rebuild_of_the_benchmark
     from mkclust.repro.reporting.results import (BENCH_BEGIN, BENCH_END, DOC_BEGIN, DOC_END, benchmark_block,
                                                  benchmark_doc_block)
 
-    figs = _rebuilt_pages(tmp_path, "benchmark")
+    figs = _rebuilt_pages(tmp_path, "benchmark", figures=True)
     readme = (REPO / "README.md").read_text()
     committed = BENCH_BEGIN + readme.split(BENCH_BEGIN, 1)[1].split(BENCH_END, 1)[0] + BENCH_END
     assert benchmark_block(figs, "results/benchmark/pages") == committed
