@@ -123,8 +123,8 @@ def test_tiny_benchmark_ranks_friedman_and_cd_diagram(done):
     avg = t[t["dataset"] == "average rank"]
     assert set(avg["column"]) == {"KKM", "SC", "MKKM"} and set(avg["metric"]) == {"acc", "nmi", "ari"}
     for m in ("acc", "nmi", "ari"):
-        vals = t[(t["metric"] == m) & ~t["dataset"].str.startswith("average rank")].pivot(index="dataset", columns="column",
-                                                                            values="value")
+        vals = t[(t["metric"] == m) & ~t["dataset"].str.startswith("average rank")].pivot(
+            index="dataset", columns="column", values="value")
         expect = vals.rank(axis=1, ascending=False).mean()
         got = avg[avg["metric"] == m].set_index("column")["value"]
         assert np.allclose(got.sort_index(), expect.sort_index()), m

@@ -18,7 +18,9 @@ configuration's (the configuration's own entries override theirs, merged the sam
 
 Two shorthands, expanded here: ``seeds: {range: n}`` is the seeds ``0 .. n-1``; a data set an
 experiment names without declaring it under ``datasets:`` is loaded by the registered loader of
-that name with its defaults (:func:`mkclust.repro.planning.plan`).
+that name with its defaults (:func:`mkclust.repro.planning.plan`). And a table ranked over many
+papers' sets (``ranks: {by_paper: true}``, the benchmark's) gets each paper's sets written into its
+``ranks`` from the protocols' data set lists (:func:`_with_paper_sets`).
 
 A protocol's ``datasets`` are its paper's own data sets: the resolved experiment keeps them as
 ``paper_datasets`` (unless the configuration gives its own), so that a verdict can say which of the
@@ -232,7 +234,8 @@ def _with_paper_sets(e, protocols: dict, papers: dict):
         if p.get("paper") != e.get("paper"):
             own.setdefault(p.get("paper"), set()).update(p.get("datasets") or [])
     runs = list(e.get("datasets") or [])
-    sets = [((papers.get(paper) or {}).get("name", paper), [d for d in runs if d in names]) for paper, names in own.items()]
+    sets = [((papers.get(paper) or {}).get("name", paper), [d for d in runs if d in names])
+            for paper, names in own.items()]
     # the papers in the order their first data set comes in e's list
     sets = dict(sorted(((n, ds) for n, ds in sets if ds), key=lambda nd: (runs.index(nd[1][0]), str(nd[0]))))
     e = {**e, "tables": dict(tables)}

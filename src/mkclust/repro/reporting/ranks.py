@@ -146,9 +146,9 @@ def paper_ranks(test: RankTest, paper_sets: dict[str, list[str]]) -> dict[str, t
 
 def paper_lines(test: RankTest, papers: dict[str, tuple[int, pd.Series]]) -> list[str]:
     """How the methods rank outside their own paper, in words: the best average rank on each paper's
-    own data sets (descriptive: a paper's 6-19 sets are too few for a test of their own), and each
-    method named like a paper, on its paper's sets and on the others (the others' average follows
-    from the whole one: (n R - k R_own) / (n - k))."""
+    own data sets (descriptive: one paper's sets, 3-19 in the benchmark, are too few for a test of
+    their own), and each method named like a paper, on its paper's sets and on the others (the
+    others' average follows from the whole one: (n R - k R_own) / (n - k))."""
     if not papers:
         return []
     parts = []
@@ -215,7 +215,8 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05, 
         papers = paper_ranks(test, paper_sets or {})
         for name, (k, avg) in papers.items():
             rows += [{**blank, "dataset": paper_row(name), "column": col, "metric": m, "value": float(avg[col]),
-                      "n_runs": k, "chosen": f"over {k} of its data sets", SECONDS: math.nan} for col in test.average.index]
+                      "n_runs": k, "chosen": f"over {k} of its data sets", SECONDS: math.nan}
+                     for col in test.average.index]
         lines += summary_lines(test, seconds, papers)
     return pd.concat([tidy, pd.DataFrame(rows)], ignore_index=True), lines
 
