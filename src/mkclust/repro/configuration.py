@@ -226,8 +226,9 @@ def _with_paper_sets(e, protocols: dict, papers: dict):
     protocols' ``datasets`` lists are the one place that says which paper a data set comes from; a
     table ranked over many papers' sets (the benchmark) reports its ranks per paper from them."""
     tables = e.get("tables") if isinstance(e, dict) else None
-    if not isinstance(tables, dict) or not any(isinstance(t, dict) and (t.get("ranks") or {}).get("by_paper")
-                                               for t in tables.values()):
+    ranked = [t for t, spec in (tables.items() if isinstance(tables, dict) else ())
+              if isinstance(spec, dict) and (spec.get("ranks") or {}).get("by_paper")]
+    if not ranked:
         return e
     own: dict[str, set] = {}
     for p in protocols.values():
@@ -239,9 +240,8 @@ def _with_paper_sets(e, protocols: dict, papers: dict):
     # the papers in the order their first data set comes in e's list
     sets = dict(sorted(((n, ds) for n, ds in sets if ds), key=lambda nd: (runs.index(nd[1][0]), str(nd[0]))))
     e = {**e, "tables": dict(tables)}
-    for t, spec in tables.items():
-        if isinstance(spec, dict) and (spec.get("ranks") or {}).get("by_paper"):
-            e["tables"][t] = {**spec, "ranks": {**spec["ranks"], "paper_sets": sets}}
+    for t in ranked:
+        e["tables"][t] = {**tables[t], "ranks": {**tables[t]["ranks"], "paper_sets": sets}}
     return e
 
 

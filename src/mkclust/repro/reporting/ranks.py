@@ -230,8 +230,9 @@ def ranking(tidy: pd.DataFrame, metric: str = "acc") -> tuple[RankTest, pd.Serie
     seconds = rows.set_index("column")[SECONDS].dropna() if SECONDS in rows.columns else None
     papers = {}
     for label, g in tidy[tidy["metric"] == metric].groupby("dataset", sort=False):
-        if _paper_of(label) is not None:
-            papers[_paper_of(label)] = (int(g["n_runs"].iloc[0]), g.set_index("column")["value"].astype(float))
+        name = _paper_of(label)
+        if name is not None:
+            papers[name] = (int(g["n_runs"].iloc[0]), g.set_index("column")["value"].astype(float))
     return test, (seconds if seconds is not None and len(seconds) else None), papers
 
 
