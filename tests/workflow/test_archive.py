@@ -378,6 +378,15 @@ def test_the_readme_results_and_pages_are_the_rebuild_of_the_reference_run(tmp_p
     readme = (REPO / "README.md").read_text()
     committed = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
     assert summary_block(figs, full, "results/paper/pages") == committed
+    # the README's fit CPU hours per paper are the archive's own (the pieces' runs, `mkclust estimate
+    # --measured`): equal where every group of the paper is in, never more where some are missing
+    from mkclust.repro.calibration import measured
+    summary = json.loads((figs / "run_summary.json").read_text())
+    for r in measured(REPO / "results" / "paper", plan(full)).query("kind == 'paper'").itertuples():
+        ours = sum(e["cpu_seconds"] for e in summary["experiments"] if e["paper"] == r.paper) / 3600
+        assert ours <= r.fit_cpu_h + 1e-9, r.paper
+        if r.complete:
+            assert ours == pytest.approx(r.fit_cpu_h, rel=1e-9), r.paper
 
 
 def test_the_readme_benchmark_summary_and_pages_are_the_rebuild_of_the_benchmark_archive(tmp_path):

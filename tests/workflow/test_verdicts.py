@@ -236,13 +236,14 @@ def test_the_readme_results_section_is_generated_from_a_runs_outputs(tmp_path):
                         "--pages", "res/pages"]) == 0
     new = readme.read_text()
     assert new.startswith("head\n") and new.endswith("\ntail\n") and "stale text" not in new
-    assert "| RMKKM | 0 of 1 | 2 | [verdict](res/pages/rmkkm/verdict.md) |" in new
+    assert "| RMKKM | 0 of 1 | 2 | 1.50 | [verdict](res/pages/rmkkm/verdict.md) |" in new
+    assert "1.50 h in all." in new
     assert "[docs/results.md](docs/results.md)" in new
     whole = page.read_text()
     assert whole.startswith("# Results\n") and "X best" in whole and R.BEGIN not in whole
     assert "[res/pages/rmkkm/verdict.md](../res/pages/rmkkm/verdict.md)" in whole   # links from docs/
     block = R.summary_block(figs, full, "res/pages")
-    assert "| RMKKM | 0 of 1 | 2 of 3 | [verdict](res/pages/rmkkm/verdict.md) |" in block   # ORL not covered
+    assert "| RMKKM | 0 of 1 | 2 of 3 | 1.50 | [verdict](res/pages/rmkkm/verdict.md) |" in block   # ORL not covered
     assert results_cli(["--figures", str(tmp_path / "nothing")]) == 2
 
 

@@ -157,7 +157,7 @@ class LGMMC(SharedStartBatch, BaseClusterer):
         the same stop (``svm_tol``) but end at different points within it, and so at different fits.
         Coordinate descent crawls where the free blocks are ill-conditioned (large C, Gaussian
         kernels, as on sick); elsewhere the two cost about the same (measurements:
-        workflow/configs/README.md, "What is left"). "dcd" was the default until 2026-12-01.
+        workflow/configs/README.md, "LG-MMC's SVM solver"). "dcd" was the default until 2026-12-01.
     random_state : int, RandomState instance or None, default=None
         Seed of the k-means start.
 

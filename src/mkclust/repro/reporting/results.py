@@ -5,8 +5,8 @@
   ``papers:`` entry in its protocol file), with where the results
   came from (a run's commit and date, or a results archive's pieces) and, given the full
   configuration, which of its data sets they cover;
-- the README's results summary (``--readme README.md``): one line per paper, the claims that hold
-  and the data sets covered, between :data:`BEGIN` and :data:`END`; for the benchmark's run
+- the README's results summary (``--readme README.md``): one line per paper, the claims that hold,
+  the data sets covered and the fit CPU hours, between :data:`BEGIN` and :data:`END`; for the benchmark's run
   (``workflow/configs/benchmark.yaml``) its own summary between :data:`BENCH_BEGIN` and
   :data:`BENCH_END` (:func:`benchmark_block`).
 
@@ -150,7 +150,9 @@ def page(figures: Path, full: dict | None = None, pages: str | None = None) -> s
 
 def summary_block(figures: Path, full: dict | None = None, pages: str | None = None,
                   results_page: str = "docs/results.md") -> str:
-    """The README's results summary: per paper the claims that hold and the data sets covered."""
+    """The README's results summary: per paper the claims that hold, the data sets covered and the fit
+    CPU hours its runs recorded (for a results archive, the sum over its pieces: once no group is
+    missing, the configuration's measured cost)."""
     summary = run_summary(figures)
     arch = summary.get("archive")
     k = len(arch["pieces"]) if arch else 0
@@ -159,9 +161,12 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
              + (f"; {arch['stale']} from code since changed, to be computed again" if arch["stale"] else "")
              + ")") if arch else (f"the run of {summary.get('finished') or summary['date']} "
                                   f"(commit `{summary['commit']}`)")
+    hours = summary["cpu_seconds"] / 3600
     out = [BEGIN, "", f"Generated from {where}; per claim, with our numbers and the published ones: "
-           f"[{results_page}]({results_page}).", "",
-           "| paper | claims that hold | data sets covered | full verdict |", "|---|---|---|---|"]
+           f"[{results_page}]({results_page}). Fit CPU hours: the CPU time its runs recorded, "
+           f"{hours:.2f} h in all" + (" (the groups not in it yet not counted)." if arch and arch["left_out"]
+                                      else "."), "",
+           "| paper | claims that hold | data sets covered | fit CPU hours | full verdict |", "|---|---|---|---|---|"]
     for paper, _, v in _verdicts(figures, summary):
         held = int((v["status"] == "holds").sum())
         ran = {e["experiment"]: set(e["datasets"]) for e in summary["experiments"] if e["paper"] == paper}
@@ -174,7 +179,8 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
         covered = f"{len(whole)} of {len(every)}" if every else str(len(ours))
         link = f"[verdict]({pages}/{paper}/verdict.md)" if pages else f"`figures/{paper}/verdict.md`"
         name = paper_name(paper, summary.get("papers"))
-        out.append(f"| {name} | {held} of {len(v)}{not_evaluated_note(v)} | {covered} | {link} |")
+        cpu = sum(e["cpu_seconds"] for e in summary["experiments"] if e["paper"] == paper) / 3600
+        out.append(f"| {name} | {held} of {len(v)}{not_evaluated_note(v)} | {covered} | {cpu:.2f} | {link} |")
     return "\n".join(out + ["", END])
 
 
