@@ -169,7 +169,8 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
            "| paper | claims that hold | data sets covered | fit CPU hours | full verdict |", "|---|---|---|---|---|"]
     for paper, _, v in _verdicts(figures, summary):
         held = int((v["status"] == "holds").sum())
-        ran = {e["experiment"]: set(e["datasets"]) for e in summary["experiments"] if e["paper"] == paper}
+        mine = [e for e in summary["experiments"] if e["paper"] == paper]
+        ran = {e["experiment"]: set(e["datasets"]) for e in mine}
         ours = sorted(set().union(*ran.values()))
         planned = {name: e.get("datasets", []) for name, e in (full or {}).get("experiments", {}).items()
                    if e.get("paper") == paper}
@@ -179,7 +180,7 @@ def summary_block(figures: Path, full: dict | None = None, pages: str | None = N
         covered = f"{len(whole)} of {len(every)}" if every else str(len(ours))
         link = f"[verdict]({pages}/{paper}/verdict.md)" if pages else f"`figures/{paper}/verdict.md`"
         name = paper_name(paper, summary.get("papers"))
-        cpu = sum(e["cpu_seconds"] for e in summary["experiments"] if e["paper"] == paper) / 3600
+        cpu = sum(e["cpu_seconds"] for e in mine) / 3600
         out.append(f"| {name} | {held} of {len(v)}{not_evaluated_note(v)} | {covered} | {cpu:.2f} | {link} |")
     return "\n".join(out + ["", END])
 
