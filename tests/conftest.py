@@ -27,13 +27,47 @@ def tiny_local(tmp_path_factory, request):
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory):
-    """The package built as a wheel once per session (pip, with build isolation)."""
+    """The package built as a wheel once per session (pip, with build isolation, so it needs the package
+    index: skipped without it, a failure under CI=true)."""
     import subprocess
     import sys
     from pathlib import Path
 
+    from _machine import require_index
+
+    require_index()
     out = tmp_path_factory.mktemp("wheel")
     repo = Path(__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(repo), "-w", str(out)],
                    check=True, capture_output=True, timeout=600)
     return next(out.glob("mkclust-*.whl"))
+
+
+def pytest_report_header(config):
+    """Where the tests look for what the machine may lack (tests/_machine.py)."""
+    import sys
+
+    from _machine import MIRROR, NO_MIRROR, site_dirs
+
+    mirror = f"data mirror: {MIRROR}" if (MIRROR / "MANIFEST.tsv").is_file() else NO_MIRROR
+    return [mirror, f"packages: {sys.prefix} ({', '.join(site_dirs())})"]
+
+
+#: the skip reasons that name something the machine lacks, as tests/_machine.py and the SLURM test word them
+MACHINE_REASONS = ("no data mirror", "no package index", "no loopback SLURM cluster")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One line counting the tests skipped for what this machine lacks, per reason, so a summary of
+    "N skipped" says why."""
+    counts: dict[str, int] = {}
+    for rep in terminalreporter.stats.get("skipped", []):
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        key = next((k for k in MACHINE_REASONS if reason.startswith(k)), None)
+        if key:
+            counts[reason] = counts.get(reason, 0) + 1
+    if counts:
+        terminalreporter.write_sep("-", "skipped for what this machine lacks")
+        for reason, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+            terminalreporter.write_line(f"{n} tests: {reason}")

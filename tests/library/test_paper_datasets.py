@@ -1,15 +1,14 @@
 """Every registered paper data set against the sizes of the papers' tables, on the mirrored raw files.
 
 The mirror is ``$MKCLUST_DATA_MIRROR`` or ``../shared/datasets`` beside the checkout; where neither
-exists these tests skip with that reason (the download layer itself is tested in test_download.py).
+exists these tests skip with that reason (the download layer itself is tested in test_download.py; how
+the mirror is found: tests/_machine.py).
 """
-
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _machine import MIRROR, needs_mirror
 
 from mkclust.datasets import REGISTRY, DatasetUnavailable, load
 from mkclust.datasets.__main__ import main as datasets_cli
@@ -17,10 +16,6 @@ from mkclust.datasets.download import MIRROR_ENV, sha256_file
 from mkclust.datasets.paper import RAW_FILES, SPLICE_BASES
 from mkclust.kernels import apply_preprocess
 
-REPO = Path(__file__).resolve().parents[2]
-MIRROR = Path(os.environ.get(MIRROR_ENV) or REPO.parent / "shared" / "datasets")
-needs_mirror = pytest.mark.skipif(not (MIRROR / "MANIFEST.tsv").is_file(),
-                                  reason=f"no data mirror at {MIRROR} (set {MIRROR_ENV})")
 
 # The papers' Table 1 sizes, transcribed here independently of the registry: (paper, name) -> n, d, c
 PAPER_TABLES = {

@@ -136,6 +136,39 @@ def test_a_rerun_is_compared_with_the_archive_run_by_run(archive, tiny_plan):
     same = compare_runs(archive, p, wd / "data")
     assert len(same) == len(p.run_groups()) and (same["runs_differing"] == 0).all()
     assert same["max_metric_diff"].max() == 0.0
+    assert (same["packages"] == "").all() and (same["acc_archive"] == same["acc_rerun"]).all()
+
+
+def test_a_rerun_with_other_packages_says_which_and_which_cells_moved(archive, tiny_plan, tmp_path, capsys):
+    """A piece whose manifest names other versions than the rerun's records (as a rerun on older numpy
+    and scipy would): each group names the packages, the command line says so once, and a group whose
+    runs moved is listed with its mean accuracy before and after."""
+    p, wd = tiny_plan
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    man_path = copy / "all" / "manifest.json"
+    man = json.loads(man_path.read_text())
+    man["versions"] = {**man["versions"], "numpy": "0.0.1", "scipy": "0.0.2"}
+    man_path.write_text(json.dumps(man))
+    data = tmp_path / "data"
+    shutil.copytree(wd / "data" / "runs", data / "runs")
+    moved = sorted(p.run_groups())[0]
+    rec_file = records_file(data, moved)
+    recs = json.loads(rec_file.read_text())
+    recs = recs if isinstance(recs, list) else [recs]
+    recs[0]["metrics"]["acc"] = recs[0]["metrics"]["acc"] - 0.25
+    rec_file.write_text(json.dumps(recs))
+    df = compare_runs(copy, p, data)
+    import numpy
+    import scipy
+    assert (df["packages"] == f"numpy {numpy.__version__} (archive 0.0.1), scipy {scipy.__version__} "
+                              "(archive 0.0.2)").all()
+    row = df[df["group"] == "/".join(moved)].iloc[0]
+    assert row["runs_differing"] == 1 and row["acc_archive"] - row["acc_rerun"] == pytest.approx(0.25 / len(recs))
+    assert archive_cli(["compare", str(copy), "--data", str(data), str(TINY)]) == 1
+    out = capsys.readouterr().out
+    assert f"the rerun's packages differ from the archive's in {len(df)} of {len(df)} groups: numpy" in out
+    assert f"moved with other packages: {'/'.join(moved)}: 1 of {len(recs)} runs" in out
 
 
 def test_a_new_piece_takes_only_the_groups_no_other_piece_holds(archive, tiny_plan, tmp_path):

@@ -1,12 +1,14 @@
 """The conda environment (envs/mkclust.yaml) must provide what `pip install -e .` does."""
 
 import ast
+import json
 import re
 import sys
 import tomllib
 from pathlib import Path
 
 import yaml
+from _machine import borrowing_venv
 
 REPO = Path(__file__).resolve().parents[2]
 # pip name -> conda-forge name where they differ; snakemake itself runs outside the job env
@@ -113,7 +115,8 @@ def test_every_package_of_the_source_tree_is_installed():
 
 def test_the_installed_tools_work_outside_the_checkout(tmp_path, wheel):
     """A wheel carries the protocols and the schema: installed in a fresh virtual environment (the
-    library's dependencies from this interpreter's, the package from the wheel alone), `mkclust check`
+    dependencies borrowed from the environment the tests run in, never from the base interpreter's
+    global packages: tests/_machine.py; the package from the wheel alone), `mkclust check`
     and `mkclust estimate` plan a configuration that names the papers' protocols, run from a folder
     that is no checkout, and the papers' names come from the installed protocol files."""
     import subprocess
@@ -122,8 +125,7 @@ def test_the_installed_tools_work_outside_the_checkout(tmp_path, wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "mkclust/repro/protocols/mkc.yaml" in names and "mkclust/repro/schemas/config.schema.yaml" in names
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
-    py = venv / "bin" / "python"
+    py = borrowing_venv(venv)   # the dependencies of the environment the tests run in, not the base's
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
                    check=True, capture_output=True, timeout=600)
     work = tmp_path / "elsewhere"
@@ -142,3 +144,40 @@ def test_the_installed_tools_work_outside_the_checkout(tmp_path, wheel):
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         assert "odmc_table2_baselines" in out.stdout or "experiment(s)" in out.stdout, out.stdout
+
+
+def _lock() -> dict[str, str]:
+    """envs/reference-run.txt as name (lower case) -> version."""
+    pins = {}
+    for line in (REPO / "envs/reference-run.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[0-9][0-9A-Za-z.+]*", line), f"not pinned to one version: {line}"
+            name, ver = line.split("==")
+            pins[name.lower().replace("_", "-")] = ver
+    return pins
+
+
+def test_the_lock_file_is_the_reference_runs_environment():
+    """envs/reference-run.txt pins every package the workflow extra needs, at the versions every piece of
+    both archives names in its manifest, at the versions envs/mkclust.yaml pins, within pyproject.toml's
+    bounds: an exact rerun of the reference run is one pip command (README)."""
+    from packaging.requirements import Requirement
+
+    pins = _lock()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    for req in map(Requirement, project["dependencies"] + project["optional-dependencies"]["workflow"]):
+        name = req.name.lower()
+        assert name in pins, f"envs/reference-run.txt lacks {name}"
+        assert req.specifier.contains(pins[name], prereleases=True), f"{name} {pins[name]} outside {req.specifier}"
+    manifests = [json.loads(p.read_text()) for p in REPO.glob("results/*/*/manifest.json")]
+    assert manifests
+    for man in manifests:
+        named = {k.lower(): v for k, v in man["versions"].items() if k != "mkclust"}
+        assert {k: pins.get(k) for k in named} == named, man["piece"]
+        assert man["python"] in (REPO / "envs/reference-run.txt").read_text()   # the header names it
+    env = yaml.safe_load((REPO / "envs/mkclust.yaml").read_text())
+    conda = dict(d.split("=", 1) for d in env["dependencies"] if isinstance(d, str) and not d.startswith("python="))
+    by_pip = {v: k for k, v in CONDA_NAME.items()}
+    assert {by_pip.get(k, k): v for k, v in conda.items()} == {by_pip.get(k, k): pins[by_pip.get(k, k)]
+                                                              for k in conda}

@@ -418,6 +418,28 @@ def _twenty_seeds(shift=0.0, seed=0):
     return frame(rows)
 
 
+def test_the_reference_sentence_names_the_packages_that_differ_from_the_reference_runs(tmp_path):
+    """reference_packages reads the pieces' manifests: a package a fit depends on whose version here is
+    none of theirs is named with theirs; snakemake and matplotlib (no fit depends on them) and packages
+    an older manifest does not name are not."""
+    import json
+
+    from mkclust.repro.reporting.reference_run import reference_line, reference_packages
+
+    for piece, numpy_version in (("a", "2.4.6"), ("b", "2.4.5")):
+        (tmp_path / piece).mkdir()
+        (tmp_path / piece / "manifest.json").write_text(json.dumps(
+            {"python": "3.11.7", "versions": {"numpy": numpy_version, "scipy": "1.17.1", "snakemake": "9.27.1"}}))
+    ours = {"numpy": "1.26.4", "scipy": "1.17.1", "snakemake": "8.0", "numba": "0.60.0", "python": "3.11.7"}
+    assert reference_packages(tmp_path, ours) == "numpy 1.26.4 (reference 2.4.5 or 2.4.6)"
+    assert reference_packages(tmp_path, {**ours, "numpy": "2.4.5"}) == ""
+    counts = {"compared": 2, "differs": 0, "identical": 2, "within noise": 0, "differing": [],
+              "packages": "numpy 1.26.4 (reference 2.4.6)"}
+    assert "This run's packages differ from the reference run's: numpy 1.26.4 (reference 2.4.6)" in reference_line(
+        counts, "results/x")
+    assert "packages differ" not in reference_line({**counts, "packages": ""}, "results/x")
+
+
 def test_a_run_is_compared_with_a_reference_run_cell_by_cell(tmp_path):
     from mkclust.repro.reporting.reference_run import compare_with_reference, reference_counts, reference_line
     spec = {"metrics": ["acc"], "columns": {"KKM": {"algorithm": "KKM"},

@@ -17,6 +17,7 @@ import yaml
 
 pytestmark = pytest.mark.workflow
 
+from _machine import MIRROR, needs_mirror
 from _wf import REPO, TINY, new_workdir, smk, smk_cmd  # noqa: F401
 
 def mtimes(root: Path) -> dict[str, int]:
@@ -352,10 +353,7 @@ def test_a_target_no_experiment_uses_is_named(tmp_path_factory):
     assert "data set 'wine' is not used by any experiment of this configuration" in p.stdout + p.stderr
 
 
-MIRROR = Path(os.environ.get("MKCLUST_DATA_MIRROR") or REPO.parent / "shared" / "datasets")
-
-
-@pytest.mark.skipif(not (MIRROR / "MANIFEST.tsv").is_file(), reason=f"no data mirror at {MIRROR}")
+@needs_mirror
 def test_mirrored_dataset_through_the_workflow_with_its_flag(tmp_path_factory):
     """A downloadable set read from data_mirror (nothing copied into data/raw); its paper flag reaches
     the table and the dataset log."""

@@ -159,18 +159,34 @@ def leading_eigvecs_rows(K: np.ndarray, D: np.ndarray, tol: float = EIGSH_TOL, m
     return out
 
 
+def exact_ties(vecs: np.ndarray, D: np.ndarray) -> np.ndarray:
+    """The eigenvectors of :func:`leading_eigvecs_rows` with what exact arithmetic fixes and rounding
+    does not: entry i of row r is 0 where D[r, i] = 0 (row and column i of M_r = diag(D[r]) K diag(D[r])
+    are 0, so every eigenvector of a non-zero eigenvalue is 0 there; a solver leaves rounding noise,
+    1e-25 to 1e-16 measured, whose signs :func:`balanced_signs` would read as labels), and each row's
+    sign is the one that makes its largest entry positive (an eigenvector's sign is arbitrary). Then the
+    labels of samples with d_i = 0 (an SVM's non-support vectors: their label leaves y'M_r y unchanged)
+    are set by the balance rule and sample order alone, not by the BLAS and LAPACK a run happens to use
+    (docs/running.md, 'Reruns across package versions'). ``vecs`` is changed in place and returned."""
+    vecs[D == 0] = 0.0
+    top = vecs[np.arange(len(vecs)), np.argmax(np.abs(vecs), axis=1)]
+    vecs *= np.where(top < 0, -1.0, 1.0)[:, None]
+    return vecs
+
+
 def _most_violated_rows(K: np.ndarray, D: np.ndarray, betas, max_swaps: int = 200, n_candidates: int = 32,
                         KT: np.ndarray | None = None, kmax: tuple | None = None, prod=None) -> np.ndarray:
     """Row r: a balanced y maximising y'M_r y, M_r = diag(D[r]) K diag(D[r]) (= argmax_y (y*d)'K(y*d)
     = argmin_y G(alpha, y) for d = alpha_1 - alpha_2), -betas[r] <= e'y <= betas[r].
 
     Start: the balanced thresholding of M_r's leading eigenvector (:func:`leading_eigvecs_rows`, all
-    rows in one lockstep Lanczos; M_r is never formed). Then the swaps of :func:`_swap_improve`, for
-    all rows in lockstep. ``prod``: the Lanczos products another way (:func:`leading_eigvecs_rows`)."""
+    rows in one lockstep Lanczos; M_r is never formed), made deterministic by :func:`exact_ties`. Then
+    the swaps of :func:`_swap_improve`, for all rows in lockstep. ``prod``: the Lanczos products
+    another way (:func:`leading_eigvecs_rows`)."""
     D = np.array(D, dtype=np.float64, ndmin=2)
     zero = ~D.any(axis=1)
     D[zero] = 1.0                                             # alpha = 0: every y has the same G
-    vecs = leading_eigvecs_rows(K, D, prod=prod)
+    vecs = exact_ties(leading_eigvecs_rows(K, D, prod=prod), D)
     Y = np.array([balanced_signs(v, beta) for v, beta in zip(vecs, betas)], dtype=np.float64).reshape(D.shape)
     return _swap_improve(K, D, Y, max_swaps=max_swaps, n_candidates=n_candidates, KT=KT, kmax=kmax)
 

@@ -396,12 +396,19 @@ METRICS = ("acc", "majority_acc", "nmi", "purity", "ri", "ari")
 
 def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: float = 1e-9) -> pd.DataFrame:
     """Run by run, the metrics of the groups complete under ``data_dir`` against the archive's: one
-    row per compared group with the runs compared, the largest metric difference and the runs that
-    differ by more than ``tolerance``."""
+    row per compared group with the runs compared, the largest metric difference, the runs that
+    differ by more than ``tolerance``, the group's mean accuracy in the archive and in the rerun
+    (``acc_archive``, ``acc_rerun``: the cell that moved), and ``packages``: the packages whose
+    versions in the rerun's records differ from those of the piece's manifest (its Python included),
+    as "numpy 1.26.4 (archive 2.4.6), ..." or "" where they are the same
+    (:func:`mkclust.repro.provenance.version_differences`)."""
+    from mkclust.repro.provenance import differences_text, version_differences
+
     where = archived_groups(archive)
     planned = plan.run_groups()
     rows = []
     cache: dict[tuple, pd.DataFrame] = {}
+    manifests: dict[str, dict] = {}
     for g in complete_groups(plan, data_dir):
         name = group_name(g)
         if name not in where:
@@ -409,8 +416,12 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
         key = (where[name], g[0])
         if key not in cache:
             cache[key] = read_csv_exact(Path(archive) / key[0] / f"{g[0]}.csv.gz").set_index(RUN_KEY)
+        if key[0] not in manifests:
+            man = json.loads((Path(archive) / key[0] / MANIFEST).read_text())
+            manifests[key[0]] = {**man.get("versions", {}), "python": man.get("python")}
         ref = cache[key]
-        new = records_to_frame(load_records([records_file(data_dir, g)]))
+        records = load_records([records_file(data_dir, g)])
+        new = records_to_frame(records)
         new = read_csv_exact(io.StringIO(new.to_csv(index=False))).set_index(RUN_KEY)
         keys = [run_key(r) for r in planned[g]]
         worst, differ = 0.0, 0
@@ -423,6 +434,14 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
                 d = math.inf
             worst = max(worst, d)
             differ += d > tolerance
+        ours = next((r.get("versions") for r in records if r.get("versions")), {}) or {}
         rows.append({"group": name, "piece": where[name], "runs": len(keys), "max_metric_diff": worst,
-                     "runs_differing": differ})
-    return pd.DataFrame(rows, columns=["group", "piece", "runs", "max_metric_diff", "runs_differing"])
+                     "runs_differing": differ, "acc_archive": _mean_acc(ref, keys), "acc_rerun": _mean_acc(new, keys),
+                     "packages": differences_text(version_differences(ours, manifests[key[0]]), "archive")})
+    return pd.DataFrame(rows, columns=["group", "piece", "runs", "max_metric_diff", "runs_differing", "acc_archive",
+                                       "acc_rerun", "packages"])
+
+
+def _mean_acc(frame: pd.DataFrame, keys: list[tuple]) -> float:
+    """The mean accuracy of the runs ``keys`` of ``frame`` (NaN where it has no ``acc``)."""
+    return float(frame.loc[keys, "acc"].astype(float).mean()) if "acc" in frame.columns else math.nan

@@ -9,11 +9,15 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-#: the packages named in the run summary and an archive piece's manifest
-PACKAGES = ("mkclust", "snakemake", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas", "matplotlib")
+#: the packages a run record names: those a result can depend on (the BLAS numpy and scipy ship, the
+#: solvers cvxpy and scipy call, numba's compiled loops); snakemake and matplotlib do not fit
+RECORD_PACKAGES = ("mkclust", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas", "numba", "clarabel", "ecos",
+                   "scs", "threadpoolctl")
 
-#: the packages a run record names (a result depends on them; snakemake and matplotlib do not fit)
-RECORD_PACKAGES = ("mkclust", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas")
+#: the packages named in the run summary and an archive piece's manifest (pieces archived before
+#: 2026-12-03 name the first eight only)
+PACKAGES = ("mkclust", "snakemake", "numpy", "scipy", "scikit-learn", "cvxpy", "pandas", "matplotlib",
+            *RECORD_PACKAGES[6:])
 
 
 def commit(path: str | Path) -> str:
@@ -52,3 +56,16 @@ def blas() -> list[dict]:
         return []
     return [{k: d.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer", "architecture")}
             for d in threadpool_info()]
+
+
+def version_differences(ours: dict, theirs: dict, skip=("mkclust",)) -> dict[str, tuple[str, str]]:
+    """package -> (our version, theirs) for the packages both name with different versions (``python``
+    included where both name it; ``skip``: the project itself, whose code is compared by other means).
+    A package one side does not name (an older manifest lists fewer) is left out."""
+    return {k: (str(ours[k]), str(theirs[k])) for k in sorted(set(ours) & set(theirs))
+            if k not in skip and ours[k] is not None and theirs[k] is not None and str(ours[k]) != str(theirs[k])}
+
+
+def differences_text(diff: dict[str, tuple[str, str]], theirs: str = "reference") -> str:
+    """``numpy 1.26.4 (reference 2.4.6), scipy ...`` for :func:`version_differences`' result."""
+    return ", ".join(f"{k} {a} ({theirs} {b})" for k, (a, b) in diff.items())

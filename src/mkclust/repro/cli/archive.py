@@ -106,11 +106,20 @@ def main(argv=None) -> int:
     if df.empty:
         print("no group of the data folder is in the archive")
         return 1
-    print(df.to_string(index=False))
-    bad = int((df["runs_differing"] > 0).sum())
-    print(f"{len(df)} groups, {int(df['runs'].sum())} runs compared; {bad} groups differ "
+    print(df.drop(columns="packages").to_string(index=False))
+    bad = df["runs_differing"] > 0
+    other = df["packages"] != ""
+    print(f"{len(df)} groups, {int(df['runs'].sum())} runs compared; {int(bad.sum())} groups differ "
           f"(largest metric difference {df['max_metric_diff'].max():.3g})")
-    return 0 if bad == 0 else 1
+    if other.any():
+        for text, n in df.loc[other, "packages"].value_counts().items():
+            print(f"the rerun's packages differ from the archive's in {n} of {len(df)} groups: {text}")
+        print(f"  of the groups that differ, {int((bad & other).sum())} ran with other packages and "
+              f"{int((bad & ~other).sum())} with the archive's (docs/running.md, 'Reruns across package versions')")
+        for r in df[bad & other].itertuples():
+            print(f"  moved with other packages: {r.group}: {r.runs_differing} of {r.runs} runs, mean acc "
+                  f"{r.acc_archive:.4f} -> {r.acc_rerun:.4f}")
+    return 0 if not bad.any() else 1
 
 
 

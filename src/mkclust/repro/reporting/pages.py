@@ -16,7 +16,7 @@ from mkclust._io import atomic_open
 from mkclust.repro.reference import CAUSES
 from mkclust.repro.provenance import commit, versions
 from mkclust.repro.reporting._html import html_page, html_table, write_text
-from mkclust.repro.reporting.reference_run import reference_counts, reference_line
+from mkclust.repro.reporting.reference_run import reference_counts, reference_line, reference_packages
 from mkclust.repro.reporting.causes import cell_list, gap_groups
 from mkclust.repro.reporting.tables import finished_runs
 from mkclust.repro.reporting.verdicts import VERDICT_COLUMNS, gap_counts
@@ -100,7 +100,9 @@ def archive_lines(left_out: list[str] | None, stale: dict[str, str] | None = Non
 
 def _reference(tables: dict, reference_run: str | None) -> str:
     """The sentence on the reference run (:func:`mkclust.repro.reporting.reference_run.reference_line`), or ""."""
-    return reference_line(reference_counts(tables), reference_run) if reference_run else ""
+    if not reference_run:
+        return ""
+    return reference_line({**reference_counts(tables), "packages": reference_packages(reference_run)}, reference_run)
 
 
 def verdict_markdown(title: str, verdicts: pd.DataFrame, tables: dict, data: list[dict] | None = None,
@@ -298,7 +300,8 @@ def run_summary(results: dict[str, pd.DataFrame], config: dict, configfiles: lis
                        if p in (config.get("papers") or {})},
             "cpu_seconds": sum(e["cpu_seconds"] for e in exps), "runs": sum(e["runs"] for e in exps),
             "job_cpu_seconds": job_cpu,
-            "reference": ({"archive": reference_run, **reference_counts(tables or {})} if reference_run else None)}
+            "reference": ({"archive": reference_run, **reference_counts(tables or {}),
+                           "packages": reference_packages(reference_run)} if reference_run else None)}
     if data_files:
         out["data_files"] = data_files
     return out

@@ -5,6 +5,7 @@ within its seed noise or different."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 
@@ -86,13 +87,43 @@ def reference_counts(tables: dict) -> dict:
     return counts
 
 
+def reference_packages(archive: str | Path, ours: dict | None = None) -> str:
+    """The packages a fit depends on (:data:`mkclust.repro.provenance.RECORD_PACKAGES` and Python) whose
+    versions in this environment (``ours``: :func:`mkclust.repro.provenance.versions` and the Python
+    version) are none of those the reference run's pieces were computed with, as
+    "numpy 1.26.4 (reference 2.4.6), ..."; "" where every one matches (or the archive has no pieces).
+    Read from the pieces' manifests without checking their files (:func:`mkclust.repro.archive.pieces`
+    does that where results are read)."""
+    import json
+    import platform
+
+    from mkclust.repro.archive import MANIFEST
+    from mkclust.repro.provenance import RECORD_PACKAGES, versions
+
+    theirs: dict[str, set] = {}
+    for m in sorted(Path(archive).glob(f"*/{MANIFEST}")):
+        man = json.loads(m.read_text())
+        for k, v in {**man.get("versions", {}), "python": man.get("python")}.items():
+            if v is not None:
+                theirs.setdefault(k, set()).add(str(v))
+    ours = ours if ours is not None else {**versions(), "python": platform.python_version()}
+    fits = (set(RECORD_PACKAGES) - {"mkclust"}) | {"python"}   # what a fit's result can depend on
+    diff = {k: (str(ours[k]), " or ".join(sorted(theirs[k]))) for k in sorted(set(ours) & set(theirs) & fits)
+            if ours[k] is not None and str(ours[k]) not in theirs[k]}
+    return ", ".join(f"{k} {a} (reference {b})" for k, (a, b) in diff.items())
+
+
 def reference_line(counts: dict, archive: str = "") -> str:
-    """One sentence: how many cells of the run differ from the reference run beyond their noise."""
+    """One sentence: how many cells of the run differ from the reference run beyond their noise; where
+    ``counts`` has ``packages`` (:func:`reference_packages`), a second one naming them."""
     where = f" ({archive})" if archive else ""
+    packages = (f" This run's packages differ from the reference run's: {counts['packages']}; a cell can move "
+                "with them where a method leaves a choice to rounding (docs/running.md, 'Reruns across package "
+                "versions'), and the cells that differ are named above." if counts.get("packages") else "")
     if not counts["compared"]:
-        return f"Reference run{where}: no cell of this run is in it."
+        return f"Reference run{where}: no cell of this run is in it." + packages
     return (f"Against the reference run{where}: {counts['differs']} of {counts['compared']} cells differ by more than "
             f"their seed noise ({counts['identical']} identical, {counts['within noise']} within two standard errors"
             " of the difference; a cell without seed noise must be identical)"
             + (": " + "; ".join(counts["differing"][:30]) + (" ..." if len(counts["differing"]) > 30 else "") + "."
-               if counts["differing"] else "."))
+               if counts["differing"] else ".") + packages)
