@@ -601,8 +601,8 @@ def test_a_ranked_table_read_back_gives_its_test_and_its_methods_cpu_seconds(tmp
 
 
 def test_the_readme_benchmark_summary_of_a_partial_archive_counts_what_is_missing(tmp_path):
-    """While groups are missing (or stale), the README's benchmark block says how many and shows no
-    ranking; ``mkclust results --readme`` writes it between the benchmark's markers only."""
+    """While groups are missing (stale ones besides), the README's benchmark block says how many and
+    shows no ranking; ``mkclust results --readme`` writes it between the benchmark's markers only."""
     import json
 
     from mkclust.repro.cli.results import main
@@ -627,6 +627,17 @@ def test_the_readme_benchmark_summary_of_a_partial_archive_counts_what_is_missin
     assert section.startswith("x\n") and section.endswith("\ny\n") and "old" not in section
     assert ("The benchmark is being computed, 3 run groups of the configuration not in the archive yet and 1 to be "
             "computed again;") in section and "![" not in section
+
+
+def test_stale_benchmark_groups_alone_keep_the_ranking_and_are_named():
+    """A whole archive with stale groups (code changed since; their rows stay) is ranked, with a sentence
+    counting them; missing groups still withhold the ranking."""
+    from mkclust.repro.reporting.results import _missing, _stale
+
+    assert _missing({"left_out": 0, "stale": 100}) == "" and _missing({"left_out": 2, "stale": 0}).startswith(
+        "being computed, 2 run groups")
+    assert _stale({"left_out": 0, "stale": 100}).startswith(" 100 of its run groups come from code that has changed")
+    assert _stale({"left_out": 0, "stale": 0}) == "" and _stale(None) == ""
 
 
 def test_rank_rows_of_a_table_with_too_few_methods_say_why_instead_of_failing():

@@ -207,19 +207,29 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
         return "\n".join([BENCH_BEGIN, "", f"{head}: {_missing(arch)}", "", BENCH_END])
     table = table or summary["papers"][paper]["headline"]
     tidy = pd.read_csv(paper_output(str(figures), paper, table, "csv"))
-    text = f"{head}, every method at its defaults: " + " ".join(summary_lines(*ranking(tidy, metric)))
+    text = f"{head}, every method at its defaults: " + " ".join(summary_lines(*ranking(tidy, metric))) + _stale(arch)
     folder = f"{pages}/{paper}" if pages else f"figures/{paper}"
     return "\n".join([BENCH_BEGIN, "", text, "", f"![The critical-difference diagram]({folder}/{figure}.png)",
                       "", BENCH_END])
 
 
 def _missing(arch: dict | None) -> str:
-    """What a partial benchmark archive lacks, in words; empty when it is whole (or there is none)."""
-    if not arch or not (arch["left_out"] or arch["stale"]):
+    """What a partial benchmark archive lacks, in words; empty when no group is missing (or there is no
+    archive). Stale groups alone do not withhold the ranking: their rows stay until a piece replaces
+    them, as a paper's cells do (:func:`_stale` says so)."""
+    if not arch or not arch["left_out"]:
         return ""
     stale = f" and {arch['stale']} to be computed again" if arch["stale"] else ""
     return (f"being computed, {arch['left_out']} run groups of the configuration not in the archive yet{stale}; "
             "its average ranks, Friedman's test and critical-difference diagram are written here once it is whole.")
+
+
+def _stale(arch: dict | None) -> str:
+    """" N of its run groups ..." where a whole archive holds groups from code changed since, else ""."""
+    if not arch or not arch["stale"]:
+        return ""
+    return (f" {arch['stale']} of its run groups come from code that has changed since and are to be computed "
+            "again; the ranks use their archived results until then.")
 
 
 def benchmark_doc_block(figures: Path, link: str, paper: str = BENCHMARK, metric: str = "acc") -> str:
@@ -238,7 +248,7 @@ def benchmark_doc_block(figures: Path, link: str, paper: str = BENCHMARK, metric
             continue
         title = csv.with_suffix(".md").read_text(encoding="utf-8").split("\n", 1)[0].strip("*")
         lines = summary_lines(*ranking(tidy, metric))
-        out += [f"**{title}** ([{csv.stem}]({link}/{paper}/{csv.stem}.md)): " + " ".join(lines), ""]
+        out += [f"**{title}** ([{csv.stem}]({link}/{paper}/{csv.stem}.md)): " + " ".join(lines) + _stale(arch), ""]
     for png in sorted(folder.glob("*.png")):
         out += [f"![{png.stem}]({link}/{paper}/{png.name})", ""]
     return "\n".join(out + [DOC_END])
