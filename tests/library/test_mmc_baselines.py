@@ -2,6 +2,7 @@
 solvers, their invariants, and labels on data with known structure."""
 
 import itertools
+import re
 import warnings
 
 import cvxpy as cp
@@ -441,9 +442,16 @@ def test_gmmc_ends_by_its_tolerance_where_scs_stops_at_its_budget():
     assert tight.objective_ <= y @ A @ y
     with pytest.raises(NotFinished, match="max_iter = 3 Newton steps"):
         GMMC(C=1000.0, max_iter=3).fit(K)
-    # a tolerance at rounding's limit: stalled within 100 x eps is "optimal_inaccurate", beyond it N/A
-    near = GMMC(C=1000.0, eps=1e-13).fit(K)
-    assert near.solver_status_ == "optimal_inaccurate" and 1e-13 < near.relative_gap_ <= 1e-11
+    # a tolerance at rounding's limit: stalled within 100 x eps is "optimal_inaccurate", beyond it N/A.
+    # Where it stalls is the build's rounding (numpy 2.4.6 / scipy 1.17.1: 1e-11 or less; numpy 2.5.5 /
+    # scipy 1.18.1: 9.2e-10), so the rule is checked on whichever side this build lands
+    try:
+        near = GMMC(C=1000.0, eps=1e-13).fit(K)
+    except NotFinished as exc:
+        gap = float(re.search(r"relative gap ([0-9.e+-]+) > 100 x eps = 1e-13", str(exc))[1])
+        assert "stalled" in str(exc) and gap > 1e-11
+    else:
+        assert near.solver_status_ == "optimal_inaccurate" and 1e-13 < near.relative_gap_ <= 1e-11
     with pytest.raises(NotFinished, match="stalled .* relative gap .* > 100 x eps = 1e-16"):
         GMMC(C=1000.0, eps=1e-16).fit(K)
 
