@@ -25,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from mkclust.datasets.download import MIRROR_ENV
+
 REPO = Path(__file__).resolve().parents[1]
-MIRROR_ENV = "MKCLUST_DATA_MIRROR"
 MIRROR = Path(os.environ.get(MIRROR_ENV) or REPO.parent / "shared" / "datasets")
 NO_MIRROR = (f"no data mirror: {MIRROR_ENV} is unset and {MIRROR} has no MANIFEST.tsv"
              if not os.environ.get(MIRROR_ENV) else f"no data mirror at ${MIRROR_ENV} = {MIRROR} (no MANIFEST.tsv)")

@@ -98,7 +98,7 @@ def reference_packages(archive: str | Path, ours: dict | None = None) -> str:
     import platform
 
     from mkclust.repro.archive import MANIFEST
-    from mkclust.repro.provenance import RECORD_PACKAGES, versions
+    from mkclust.repro.provenance import RECORD_PACKAGES, differences_text, versions
 
     theirs: dict[str, set] = {}
     for m in sorted(Path(archive).glob(f"*/{MANIFEST}")):
@@ -110,7 +110,7 @@ def reference_packages(archive: str | Path, ours: dict | None = None) -> str:
     fits = (set(RECORD_PACKAGES) - {"mkclust"}) | {"python"}   # what a fit's result can depend on
     diff = {k: (str(ours[k]), " or ".join(sorted(theirs[k]))) for k in sorted(set(ours) & set(theirs) & fits)
             if ours[k] is not None and str(ours[k]) not in theirs[k]}
-    return ", ".join(f"{k} {a} (reference {b})" for k, (a, b) in diff.items())
+    return differences_text(diff, "reference")
 
 
 def reference_line(counts: dict, archive: str = "") -> str:
