@@ -539,9 +539,102 @@ def test_rank_test_ranks_friedman_groups_and_summary():
     assert t.groups() == [["A", "B"], ["B", "C"]]
     text = " ".join(summary_lines(t, pd.Series({"A": 2.0, "B": 0.5, "C": 0.1})))
     assert "A has the best average rank (1.12 of 3)" in text
-    assert "not told apart from it: B." in text and "beyond the critical difference: C." in text
+    assert "so not separated from it by this test: B." in text and "beyond the critical difference: C." in text
     assert "Cheapest of the best group: B (median 0.5 CPU s per fit)" in text
     assert "Left out (a method has no value there): d5" in text
+
+
+def test_values_are_rounded_to_the_tables_decimals_before_ranking():
+    """Two means equal to the three decimals a table shows tie (ringnorm's 0.77799999999999991 and
+    0.77800000000000014 were ranks 2 and 1); Friedman's chi-square falls with the tie."""
+    from mkclust.repro.reporting.ranks import rank_test
+    v = pd.DataFrame({"R": [0.77799999999999991, 0.6, 0.5], "G": [0.77800000000000014, 0.5, 0.6],
+                      "K": [0.1, 0.1, 0.1]}, index=["ringnorm", "b", "c"])
+    assert rank_test(v).ranks.loc["ringnorm"].tolist() == [1.5, 1.5, 3.0]
+    assert rank_test(v, decimals=None).ranks.loc["ringnorm"].tolist() == [2.0, 1.0, 3.0]
+
+
+def test_iman_davenport_f_by_its_formula_and_the_f_distribution():
+    """F = (N - 1) chi2 / (N (k - 1) - chi2) with k - 1 and (k - 1)(N - 1) degrees of freedom, by hand
+    on Demsar's (2006) Sect. 3.2.4 example: k = 4 methods, N = 14 data sets, chi2 = 9.28 -> F = 3.69
+    (F(3, 39) at 0.05 is 2.85, so rejected); unanimous rankings give F = inf."""
+    from scipy import stats
+
+    from mkclust.repro.reporting.ranks import iman_davenport, rank_test
+    F, p = iman_davenport(9.28, 14, 4)
+    assert F == pytest.approx(13 * 9.28 / (14 * 3 - 9.28), rel=1e-12) and round(F, 2) == 3.69
+    assert p == pytest.approx(1 - stats.f.cdf(F, 3, 39), rel=1e-9) and p < 0.05 < 1 - stats.f.cdf(2.84, 3, 39)
+    v = pd.DataFrame({"A": [0.9, 0.8, 0.7], "B": [0.5, 0.4, 0.3], "C": [0.1, 0.2, 0.0]})
+    t = rank_test(v)
+    assert t.statistic == pytest.approx(3 * 2) and (t.f_statistic, t.f_p_value) == (math.inf, 0.0)
+
+
+def test_holm_on_a_small_p_vector_by_hand():
+    """Holm: sort, multiply the i-th smallest by (m - i + 1), carry the running maximum, cap at 1."""
+    from mkclust.repro.reporting.ranks import holm
+    p = [0.01, 0.04, 0.03, 0.005]
+    # sorted 0.005, 0.01, 0.03, 0.04 -> 0.02, 0.03, 0.06, 0.06 (max(0.04, 0.06))
+    assert holm(p).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.6]).tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_pairwise_wilcoxon_agrees_with_scipy_and_counts_wins_ties_losses():
+    """Every pair's p-value is scipy's signed-rank test on the differences (zeros split), identical
+    columns give p = 1, and the Holm-corrected p-values are Holm's of the raw ones."""
+    from scipy import stats
+
+    from mkclust.repro.reporting.ranks import holm, pairwise_wilcoxon
+    rng = np.random.default_rng(0)
+    a = rng.random(20)
+    v = pd.DataFrame({"A": a, "B": a + rng.normal(0.05, 0.05, 20), "C": a.copy()})
+    v.loc[3, "B"] = v.loc[3, "A"]   # a tie
+    pw = pairwise_wilcoxon(v)
+    assert list(zip(pw["a"], pw["b"])) == [("A", "B"), ("A", "C"), ("B", "C")]
+    ab = pw.iloc[0]
+    assert ab["p"] == pytest.approx(stats.wilcoxon(v["A"], v["B"], zero_method="zsplit").pvalue, rel=1e-12)
+    assert (ab["wins"], ab["ties"], ab["losses"]) == (int((v.A > v.B).sum()), 1, int((v.A < v.B).sum()))
+    assert ab["median_diff"] == pytest.approx(np.median(v.A - v.B))
+    assert pw.iloc[1]["p"] == 1.0 and pw.iloc[1]["ties"] == 20
+    assert pw["p_holm"].tolist() == pytest.approx(holm(pw["p"]).tolist())
+
+
+def test_bayesian_signed_rank_gives_the_known_answers():
+    """All differences far beyond the region of practical equivalence: the better method's probability
+    1; all within it: equivalence 1; the two orders of the arguments mirror each other."""
+    from mkclust.repro.reporting.ranks import bayes_signed_rank
+    x = np.linspace(0.5, 0.9, 30)
+    assert bayes_signed_rank(x + 0.05, x) == pytest.approx((1.0, 0.0, 0.0), abs=1e-3)
+    assert bayes_signed_rank(x, x + 0.05) == pytest.approx((0.0, 0.0, 1.0), abs=1e-3)
+    assert bayes_signed_rank(x + 0.002, x) == pytest.approx((0.0, 1.0, 0.0), abs=1e-3)
+    mixed = x + np.where(np.arange(30) % 2, 0.03, -0.03)
+    left, mid, right = bayes_signed_rank(mixed, x)
+    assert left + mid + right == pytest.approx(1.0) and max(left, right) < 0.95
+
+
+def test_the_best_against_each_other_method_with_effect_sizes_and_wording():
+    """versus_best: the median difference lies in its bootstrap interval, the counts add to the data
+    sets, the Holm p-values are those of the pairwise table; the summary says how many pairs each test
+    separates and words what the test did not separate as such."""
+    from mkclust.repro.reporting.ranks import pairwise_wilcoxon, rank_test, summary_lines, versus_best
+    rng = np.random.default_rng(1)
+    base = rng.random(25) * 0.5 + 0.3
+    v = pd.DataFrame({"best": base + 0.06, "near": base + 0.055 + rng.normal(0, 0.002, 25),
+                      "far": base - 0.1 + rng.normal(0, 0.02, 25)})
+    t = rank_test(v)
+    vs = versus_best(t)
+    assert t.average.index[0] == "best" and list(vs["method"]) == list(t.average.index[1:])
+    pw = pairwise_wilcoxon(t.values[list(t.average.index)])
+    for r in vs.itertuples():
+        assert r.ci_low <= r.median_diff <= r.ci_high and r.wins + r.ties + r.losses == 25
+        assert r.p_holm == pw[(pw.a == "best") & (pw.b == r.method)]["p_holm"].iloc[0]
+    far = vs.set_index("method").loc["far"]
+    assert far["p_best_better"] > 0.99 and far["wins"] == 25 and far["median_diff"] > 0.1
+    near = vs.set_index("method").loc["near"]
+    assert near["p_equivalent"] > 0.9   # within 0.01 on every set
+    text = " ".join(summary_lines(t))
+    assert "Wilcoxon signed-rank tests with Holm's correction separate" in text
+    assert "Iman-Davenport F = " in text and "best against each other method" in text
+    assert "best against each other method" not in " ".join(summary_lines(t, pairs=False))
 
 
 def test_ranks_on_each_papers_own_sets_are_the_whole_ranks_averaged_over_them():

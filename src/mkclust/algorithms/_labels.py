@@ -39,10 +39,11 @@ LANCZOS_BLOCK = 64
 LANCZOS_STEPS = 100
 
 
-def kkm_signs(K: np.ndarray, beta: float, rng) -> np.ndarray:
-    """A balanced labelling from one kernel k-means run (two random centres): +1 nearer cluster 0,
-    thresholded on the distance difference by :func:`balanced_signs`."""
-    lab = KernelKMeans(n_clusters=2, init="random", n_init=1, random_state=rng)._fit_checked(K).labels_
+def kkm_signs(K: np.ndarray, beta: float, rng, n_init: int = 1) -> np.ndarray:
+    """A balanced labelling from kernel k-means (two random centres; of ``n_init`` such starts the one
+    with the lowest kernel k-means objective): +1 nearer cluster 0, thresholded on the distance
+    difference by :func:`balanced_signs`."""
+    lab = KernelKMeans(n_clusters=2, init="random", n_init=n_init, random_state=rng)._fit_checked(K).labels_
     dist = cluster_distances(K, np.diag(K), lab, 2)
     return balanced_signs(dist[:, 1] - dist[:, 0], beta)
 

@@ -207,7 +207,8 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
         return "\n".join([BENCH_BEGIN, "", f"{head}: {_missing(arch)}", "", BENCH_END])
     table = table or summary["papers"][paper]["headline"]
     tidy = pd.read_csv(paper_output(str(figures), paper, table, "csv"))
-    text = f"{head}, every method at its defaults: " + " ".join(summary_lines(*ranking(tidy, metric))) + _stale(arch)
+    text = f"{head}, every method at its defaults: " + " ".join(summary_lines(*ranking(tidy, metric), pairs=False))
+    text += _stale(arch)
     folder = f"{pages}/{paper}" if pages else f"figures/{paper}"
     return "\n".join([BENCH_BEGIN, "", text, "", f"![The critical-difference diagram]({folder}/{figure}.png)",
                       "", BENCH_END])
