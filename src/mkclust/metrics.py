@@ -15,6 +15,9 @@
   max(H(U), H(V)), as the RMKKM authors' evaluation code does (github.com/csliangdu/RMKKM);
   ``"arithmetic"`` (scikit-learn's default), ``"geometric"`` and ``"min"`` are available.
 - :func:`rand_index` (Rand 1971) and :func:`ari` (Hubert and Arabie 1985).
+
+Label-free (:data:`LABEL_FREE`, no class labels read): :func:`kernel_silhouette`, the silhouette of a
+partition in the distance a kernel induces, which the benchmark's unsupervised regime chooses settings by.
 """
 
 from __future__ import annotations
@@ -93,6 +96,29 @@ METRICS = {
     "ri": rand_index,
     "ari": ari,
 }
+
+
+def kernel_silhouette(K: np.ndarray, labels) -> float:
+    """The mean silhouette (Rousseeuw 1987; scikit-learn's ``silhouette_score``) of a partition in the
+    distance the kernel ``K`` induces, d(i, j) = sqrt(K_ii + K_jj - 2 K_ij) (negative rounding
+    clipped to 0): between -1 and 1, higher for tighter, better separated clusters. It reads no class
+    label. NaN for a partition with one cluster, or with as many clusters as samples (undefined)."""
+    from sklearn.metrics import silhouette_score
+
+    labels = np.asarray(labels)
+    k = np.unique(labels).size
+    if not 2 <= k <= labels.size - 1:
+        return float("nan")
+    d = np.diag(K)
+    D = np.sqrt(np.maximum(d[:, None] + d[None, :] - 2.0 * K, 0.0))
+    np.fill_diagonal(D, 0.0)
+    return float(silhouette_score(D, labels, metric="precomputed"))
+
+
+#: the label-free scores a run record can store (an experiment's ``scores``), by name: computed on the
+#: equal-weight mean of the run's kernel bank, so every setting and method of a data set is scored in
+#: one distance
+LABEL_FREE = {"silhouette": kernel_silhouette}
 
 
 def evaluate(labels_true, labels_pred) -> dict[str, float]:

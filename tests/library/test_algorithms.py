@@ -96,11 +96,18 @@ def test_km_baseline(blobs):
     assert est.cluster_centers_.shape == (3, 5)
 
 
+#: shorter fits where the defaults cost tens of seconds and determinism and the API need no more: SCMK and
+#: SCSK stop after 3 outer iterations of at most 50 Z-steps (their 11 of up to 500 took about 20 CPU s a fit
+#: at n = 150; their convergence is test_scmk.py's), LG-MMC after 10 labels (50 took 20 s)
+SHORT = {"scmk": {"max_iter": 3, "z_max_iter": 50}, "scsk": {"max_iter": 3, "z_max_iter": 50},
+         "lgmmc": {"max_labels": 10}}
+
+
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_estimator_api_and_determinism(name, blobs):
     X, y = blobs
     k = 2 if ALGORITHMS[name].two_class_only else 3  # IterSVR and ODMC cluster into two classes only
-    est = get_estimator(name, n_clusters=k, random_state=5)
+    est = get_estimator(name, n_clusters=k, random_state=5, **SHORT.get(name, {}))
     data = X if est.input_kind == "features" else gaussian_gram(X, 2.0)
     a = est.fit_predict(data)
     b = clone(est).fit(data).labels_

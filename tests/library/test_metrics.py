@@ -58,3 +58,19 @@ def test_bad_input():
         metrics.nmi([0, 1], [0, 1], "mean")
     with pytest.raises(ValueError, match="1-d"):
         metrics.purity([[0, 1]], [[0, 1]])
+
+
+def test_the_kernel_silhouette_of_a_linear_kernel_is_the_euclidean_silhouette():
+    """With K = X X', the kernel's distance is the Euclidean one: scikit-learn's silhouette on X; a
+    single cluster is undefined (NaN); well separated blobs score near 1, a random split near 0."""
+    from sklearn.datasets import make_blobs
+    from sklearn.metrics import silhouette_score
+
+    from mkclust.metrics import kernel_silhouette
+    X, y = make_blobs(n_samples=90, centers=3, cluster_std=0.3, random_state=0)
+    K = X @ X.T
+    assert kernel_silhouette(K, y) == pytest.approx(silhouette_score(X, y), abs=1e-9)
+    assert kernel_silhouette(K, y) > 0.8
+    rand = np.random.default_rng(0).integers(0, 3, 90)
+    assert abs(kernel_silhouette(K, rand)) < 0.1
+    assert np.isnan(kernel_silhouette(K, np.zeros(90, int)))

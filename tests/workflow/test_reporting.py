@@ -544,6 +544,35 @@ def test_rank_test_ranks_friedman_groups_and_summary():
     assert "Left out (a method has no value there): d5" in text
 
 
+def test_a_setting_chosen_by_a_label_free_score_is_no_oracle_and_a_cell_without_it_is_na():
+    """select_by: silhouette takes the parameter set with the highest mean silhouette (here not the one
+    with the best accuracy), marks no †; runs without the score (an archive from before it) give an
+    N/A cell naming why, and the table is still written."""
+    rows = [{"dataset": "d", "algorithm": "A", "param_id": pid, "seed": s, "acc": acc + 0.01 * s, "silhouette": sil}
+            for pid, acc, sil in (("kernel=0", 0.9, 0.1), ("kernel=1", 0.7, 0.4)) for s in range(2)]
+    spec = {"metrics": ["acc"], "columns": {"A": {"algorithm": "A", "params": "best_param_by_metric",
+                                                  "select_by": "silhouette"}}}
+    t = build_table(frame(rows), spec)
+    assert t.loc[0, "chosen"] == "kernel=1" and t.loc[0, "value"] == pytest.approx(0.705) and not t.loc[0, "oracle"]
+    oracle = build_table(frame(rows), {**spec, "columns": {"A": {**spec["columns"]["A"], "select_by": "acc"}}})
+    assert oracle.loc[0, "chosen"] == "kernel=0" and oracle.loc[0, "oracle"]
+    old = frame([{k: v for k, v in r.items() if k != "silhouette"} for r in rows])
+    na = build_table(old, spec)
+    assert math.isnan(na.loc[0, "value"]) and "have no silhouette" in na.loc[0, "na_reason"]
+
+
+def test_a_data_set_not_counted_is_left_out_of_the_ranks():
+    """credit-g and german are one data set twice: the table's not_counted keeps german in the table
+    but out of the ranking."""
+    from mkclust.repro.reporting.ranks import rank_test, values_from_table
+    rows = [{"dataset": d, "algorithm": c, "param_id": "default", "seed": 0, "acc": v}
+            for d, vals in (("credit-g", (.7, .6)), ("german", (.7, .6)), ("x", (.5, .9))) for c, v in zip("AB", vals)]
+    tidy = build_table(frame(rows), {"metrics": ["acc"], "not_counted": ["german"]})
+    assert "german" in set(tidy["dataset"])
+    test = rank_test(values_from_table(tidy, "acc"))
+    assert list(test.ranks.index) == ["credit-g", "x"] and test.average.to_dict() == {"A": 1.5, "B": 1.5}
+
+
 def test_values_are_rounded_to_the_tables_decimals_before_ranking():
     """Two means equal to the three decimals a table shows tie (ringnorm's 0.77799999999999991 and
     0.77800000000000014 were ranks 2 and 1); Friedman's chi-square falls with the tie."""

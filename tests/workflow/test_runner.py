@@ -115,3 +115,32 @@ def test_a_subset_fit_records_the_objective_on_its_subset(tmp_path):
     assert diag["objective_at_labels"] == pytest.approx(est.objective_at(est.labels_), rel=1e-6)
     assert diag["objective_at_true_labels"] == pytest.approx(est.objective_at(ds.y[S]), rel=1e-6)
     assert diag["objective_at_labels"] != diag["objective_at_true_labels"]
+
+
+def test_a_group_with_a_label_free_score_stores_it_on_the_average_kernel(tmp_path):
+    """``scores: [silhouette]``: every record holds the silhouette of its labels in the distance of the
+    bank's equal-weight mean kernel, whichever kernel the run fitted (one yardstick for the settings a
+    table chooses among); a run without the entry stores none; an unknown score is a configuration error."""
+    from mkclust.metrics import kernel_silhouette
+    from mkclust.repro.errors import ConfigError
+
+    ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 60}})
+    ds.save(tmp_path / "ds.npz")
+    make_bank({"bank": "mkc3"}, ds).save(tmp_path / "bank.npz")
+    Kavg = KernelBank.load(tmp_path / "bank.npz").gram().mean(axis=0)
+    runs = [Run("e", "KKM-t", "kkm", "ds", "b", json.dumps({"kernel": k}), 0, batch="kernel", scores="silhouette")
+            for k in (0, 2)]
+    recs = run_group(runs, tmp_path / "ds.npz", tmp_path / "bank.npz")
+    for rec in recs:
+        assert rec["metrics"]["silhouette"] == pytest.approx(kernel_silhouette(Kavg, rec["labels"]), abs=1e-12)
+    assert recs[0]["labels"] != recs[1]["labels"]   # two kernels, two partitions scored in one distance
+    plain = run_group([Run("e", "KKM", "kkm", "ds", "b", json.dumps({"kernel": 0}), 0)], tmp_path / "ds.npz",
+                      tmp_path / "bank.npz")
+    assert "silhouette" not in plain[0]["metrics"]
+    assert runs[0].spec()["scores"] == "silhouette"
+    assert "scores" not in Run("e", "KKM", "kkm", "ds", "b", "{}", 0).spec()   # older groups keep their params
+    cfg = {"datasets": {"ds": {"loader": "ringnorm_gen", "n": 40}}, "kernel_banks": {"b": {"bank": "mkc3"}},
+           "experiments": {"e": {"datasets": ["ds"], "banks": ["b"],
+                                 "algorithms": {"KKM": {"algorithm": "kkm", "scores": ["stability"]}}}}}
+    with pytest.raises(ConfigError, match=r"unknown label-free score\(s\) \['stability'\]"):
+        plan(cfg)

@@ -23,6 +23,7 @@ from pathlib import Path
 from mkclust._bank_options import check_bank_options
 from mkclust.repro.errors import ConfigError
 from mkclust.algorithms import ALGORITHMS
+from mkclust.metrics import LABEL_FREE
 from mkclust.algorithms.base import default_params
 from mkclust.datasets import REGISTRY as DATASETS
 from mkclust.kernels import BANKS, PREPROCESS
@@ -247,6 +248,11 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict, budget: Bud
     twice = sorted({s for s in seeds if seeds.count(s) > 1})
     if twice:
         raise ConfigError(f"{where if 'seeds' in a else f'experiments.{exp}'}.seeds: seed(s) {twice} listed twice")
+    scores = a.get("scores", e.get("scores", []))
+    unknown = sorted(set(scores) - set(LABEL_FREE))
+    if unknown:
+        raise ConfigError(f"{where}.scores: unknown label-free score(s) {unknown}; known: {sorted(LABEL_FREE)}")
+    scores = ",".join(sorted(scores)) if cls.input_kind != "features" else ""   # scored on the bank's kernels
     runs = []
     for bank in banks:
         sizes = {} if bank == NO_BANK else {bank: p.inputs.bank_size(bank)}
@@ -258,7 +264,7 @@ def _algorithm_runs(p: Plan, exp: str, e: dict, label: str, a: dict, budget: Bud
             _check_values(cls, {**fixed, **combo}, where, bank, sizes.get(bank))
             params = json.dumps({**fixed, **combo}, sort_keys=True)
             runs += [Run(exp, label, est_name, ds, bank, params, int(seed), bool(e.get("timing", False)),
-                         ",".join(sorted(batch)))
+                         ",".join(sorted(batch)), scores)
                      for ds in datasets for seed in seeds]
     return runs
 

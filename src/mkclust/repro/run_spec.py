@@ -48,6 +48,7 @@ class Run:
     seed: int
     timing: bool = False
     batch: str = ""  # comma-separated grid parameters whose values share one job (the entry's ``batch``)
+    scores: str = ""  # comma-separated label-free scores the records store (mkclust.metrics.LABEL_FREE)
 
     @property
     def params(self) -> dict:
@@ -70,9 +71,9 @@ class Run:
 
     def spec(self) -> dict:
         """The fields that recreate this run (``Run(**spec)``), as the run rule's params. ``batch``
-        is left out when empty, so that groups planned before batching existed keep their params
-        and Snakemake does not rerun them."""
-        return {k: v for k, v in vars(self).items() if k != "batch" or v}
+        and ``scores`` are left out when empty, so that groups planned before they existed keep their
+        params and Snakemake does not rerun them."""
+        return {k: v for k, v in vars(self).items() if k not in ("batch", "scores") or v}
 
     def path(self, data_dir: str = "data") -> str:
         """The group's records file: a JSON list with one run record per seed."""

@@ -130,7 +130,20 @@ def run_group(runs: list[Run], dataset_path, bank_path=None, checkpoint=None) ->
                     records[k] = rec
     for rec, d in zip(records, derived):
         rec["derived_params"] = d
+    if runs[0].scores and bank is not None:
+        _label_free_scores(records, runs[0].scores.split(","), bank)
     return records
+
+
+def _label_free_scores(records: list[dict], names: list[str], bank: KernelBank) -> None:
+    """Add each label-free score of ``names`` (:data:`mkclust.metrics.LABEL_FREE`) to the metrics of
+    every record with labels, computed on the equal-weight mean of ``bank``'s kernels (one distance for
+    every setting and method of the data set); NaN for a record without labels."""
+    Kavg = bank.gram().mean(axis=0)
+    for rec in records:
+        for name in names:
+            lab = rec["labels"]
+            rec["metrics"][name] = _metrics.LABEL_FREE[name](Kavg, np.asarray(lab)) if len(lab) else float("nan")
 
 
 def _kept_or_fit(saved: GroupCheckpoint | None, run: Run, fit) -> dict:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mkclust.repro.reporting.tables import column_runs
+from mkclust.repro.reporting.tables import column_runs, counted
 
 # scipy.stats (about 1 s to import) is imported where it is used: a table job imports this module for
 # its rank rows and needs it only if it ranks
@@ -218,8 +218,10 @@ def versus_best(test: RankTest, rope: float = ROPE) -> pd.DataFrame:
 
 
 def values_from_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """data sets x columns of one metric's values from a tidy table (:func:`build_table`)."""
-    t = tidy[tidy["metric"] == metric]
+    """data sets x columns of one metric's values from a tidy table (:func:`build_table`), without the
+    data sets the table does not count (``not_counted``: a second copy of another set's data)."""
+    t = counted(tidy) if "flags" in tidy.columns else tidy
+    t = t[t["metric"] == metric]
     return t.pivot_table(index="dataset", columns="column", values="value", sort=False, dropna=False)
 
 

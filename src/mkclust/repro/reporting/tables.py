@@ -1,16 +1,6 @@
-"""Paper tables: many runs become one cell through named selection rules.
-
-A cell (dataset x column x metric) is reduced in two explicit steps:
-
-1. over seeds, per parameter set: ``mean`` (mean and sample std over the repeats) or
-   ``best_objective`` (the run with the lowest final objective, as a paper that keeps the best of k
-   restarts does);
-2. over parameter sets: ``only`` (there must be one), ``mean`` (the average over the grid, e.g.
-   the papers' "-a" average over kernels; std is then the spread over the grid) or
-   ``best_param_by_metric`` (the parameter set with the best ``select_by`` value, or with
-   ``select_by: each`` every metric at its own best set, as the papers' "-b" columns: an oracle
-   choice, as some papers make, and always labelled as such in the output).
-"""
+"""Paper tables: many runs become one cell (:mod:`mkclust.repro.reporting.reduce`: a seed rule, then a
+parameter rule), one row per (data set, column, metric), written as CSV, markdown, LaTeX and HTML with
+the published values, the gaps' causes and the legend."""
 
 from __future__ import annotations
 
@@ -25,11 +15,8 @@ from mkclust.repro.configuration import as_list
 from mkclust.repro.reference import CAUSES, load_reference
 from mkclust.repro.reporting._html import html_page, html_table, write_text
 from mkclust.repro.reporting.causes import GAP, cell_list, gap_groups
+from mkclust.repro.reporting.reduce import NoSelector, reduce_runs
 from mkclust.repro.reporting.reference_run import REFERENCE_MARKS
-
-SEED_RULES = ("mean", "best_objective")
-PARAM_RULES = ("only", "mean", "best_param_by_metric")
-
 
 def read_results(paths) -> pd.DataFrame:
     """The rows of one or more results tables (an experiment's and those it reuses), as one frame."""
@@ -58,86 +45,6 @@ def xcol(results: pd.DataFrame, x: str) -> str:
     if f"param.{x}" in results.columns:
         return f"param.{x}"
     raise ValueError(f"results have no column or parameter {x!r}")
-
-
-def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame:
-    """One row per param_id: value and std of each metric after the seed rule."""
-    rows = []
-    for pid, h in g.groupby("param_id", sort=True):
-        row = {"param_id": pid, "n_runs": len(h)}
-        if seeds == "mean":
-            for m in metrics:
-                row[m] = h[m].mean()
-                row[m + ":std"] = h[m].std(ddof=1) if len(h) > 1 else math.nan
-                row[m + ":se"] = row[m + ":std"] / math.sqrt(len(h))
-        elif seeds == "best_objective":
-            if h["objective"].isna().all():
-                raise ValueError(f"best_objective needs run objectives; {pid} has none")
-            best = h.loc[h["objective"].idxmin()]
-            for m in metrics:
-                row[m], row[m + ":std"], row[m + ":se"] = best[m], math.nan, math.nan
-        else:
-            raise ValueError(f"unknown seed rule {seeds!r}; known: {SEED_RULES}")
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _shared_seed_means(g: pd.DataFrame, metrics: list[str]) -> pd.DataFrame | None:
-    """Per seed, the mean of each metric over the parameter sets, when every parameter set holds one
-    run at each of the same two or more seeds; None otherwise (no seed column, a seed missing from
-    a set, or a repeated one)."""
-    if "seed" not in g.columns:
-        return None
-    counts = g.groupby(["param_id", "seed"]).size()
-    seeds = g.groupby("param_id")["seed"].apply(lambda s: tuple(sorted(s)))
-    if counts.max() != 1 or seeds.nunique() != 1 or len(seeds.iloc[0]) < 2:
-        return None
-    return g.groupby("seed")[metrics].mean()
-
-
-def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params: str = "only",
-                select_by: str | None = None) -> dict:
-    """Reduce the runs of one (dataset, column) to {metric: (value, std)} plus bookkeeping, among it
-    ``se``: {metric: the standard error of the value over the seeds} (NaN for a value without seed
-    noise: one run, or the best objective's run). For a mean over parameter sets whose runs share their
-    seeds (every set run at the same seeds, so the same random starts: the papers' "-a" columns, whose
-    authors reset the generator before each kernel) it is that of the per-seed means over the sets,
-    std / sqrt(number of seeds): one unlucky start lowers every set at once, so the sets' means are not
-    independent (:func:`_shared_seed_means`); otherwise that of a mean of independent means, sqrt(sum
-    of their squared standard errors) / their number."""
-    if params not in PARAM_RULES:
-        raise ValueError(f"unknown parameter rule {params!r}; known: {PARAM_RULES}")
-    pp = _per_params(g, metrics, seeds)
-    out = {"n_runs": int(pp["n_runs"].sum()), "oracle": False, "chosen": ""}
-    if params == "only":
-        if len(pp) != 1:
-            raise ValueError(f"parameter rule 'only' found {len(pp)} parameter sets "
-                             f"({', '.join(pp['param_id'])}); choose 'mean' or 'best_param_by_metric'")
-        out.update({m: (pp[m].iloc[0], pp[m + ":std"].iloc[0]) for m in metrics})
-        out["se"] = {m: pp[m + ":se"].iloc[0] for m in metrics}
-        out["chosen"] = pp["param_id"].iloc[0]
-    elif params == "mean":
-        out.update({m: (pp[m].mean(), pp[m].std(ddof=1) if len(pp) > 1 else pp[m + ":std"].iloc[0])
-                    for m in metrics})
-        shared = _shared_seed_means(g, metrics) if seeds == "mean" and len(pp) > 1 else None
-        if shared is not None:
-            out["se"] = {m: shared[m].std(ddof=1) / math.sqrt(len(shared)) for m in metrics}
-        else:
-            out["se"] = {m: math.sqrt(float((pp[m + ":se"] ** 2).sum(skipna=False))) / len(pp) for m in metrics}
-        out["chosen"] = f"mean of {len(pp)}"
-    elif select_by == "each":  # every metric at its own best parameter set (the papers' "-b")
-        best = {m: pp.loc[pp[m].idxmax()] for m in metrics}
-        out.update({m: (best[m][m], best[m][m + ":std"]) for m in metrics})
-        out["se"] = {m: best[m][m + ":se"] for m in metrics}
-        out["oracle"] = True
-        out["chosen"] = "; ".join(f"{m}: {best[m]['param_id']}" for m in metrics)
-    else:
-        key = select_by or metrics[0]
-        best = pp.loc[pp[key].idxmax()]
-        out.update({m: (best[m], best[m + ":std"]) for m in metrics})
-        out["se"] = {m: best[m + ":se"] for m in metrics}
-        out["oracle"], out["chosen"] = True, best["param_id"]
-    return out
 
 
 def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
@@ -242,13 +149,19 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
             flags = ";".join(sorted({f for f in g["dataset_flags"] if isinstance(f, str) and f}))   # NaN: none
             derived = ";".join(sorted({f"{c[len('derived.'):]}={v:g}" for c in g.columns if c.startswith("derived.")
                                        for v in g[c].dropna().unique()}))   # e.g. the imbalanced sets' balance
-            if ok.empty:
-                red = {m: (math.nan, math.nan) for m in metrics}
-                red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": str(g["reason"].iloc[0]),
-                            "se": {m: math.nan for m in metrics}})
+            red = None
+            if not ok.empty:
+                try:
+                    red = reduce_runs(ok, metrics, seeds, params, col.get("select_by", spec.get("select_by")))
+                    red["reason"] = ""
+                except NoSelector as exc:
+                    reason = str(exc)
             else:
-                red = reduce_runs(ok, metrics, seeds, params, col.get("select_by", spec.get("select_by")))
-                red["reason"] = ""
+                reason = str(g["reason"].iloc[0])
+            if red is None:
+                red = {m: (math.nan, math.nan) for m in metrics}
+                red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": reason,
+                            "se": {m: math.nan for m in metrics}})
             for m in metrics:
                 value, std = red[m]
                 pub = math.nan
@@ -259,7 +172,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                              "n_runs": red["n_runs"], "seeds_rule": seeds, "params_rule": params,
                              "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags, "derived": derived,
                              "na_reason": red["reason"], "vs": "", "p_value": math.nan, "se": float(red["se"][m])})
-                if not ok.empty and seeds == "mean" and ";" not in red["chosen"]:
+                if red["n_runs"] and seeds == "mean" and ";" not in red["chosen"]:
                     series[(ds, label, m)] = _per_seed(ok, m, red["chosen"])
     tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
     skip = set(spec.get("not_counted") or {})
