@@ -5,6 +5,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
@@ -374,3 +375,31 @@ def test_scsk_refuses_a_bank_and_scmk_accepts_one_kernel():
         SCSK(3).fit(np.stack([K, K]))
     est = SCMK(3, max_iter=12).fit(K)
     assert est.kernel_weights_ == pytest.approx([1.0])
+
+
+@pytest.mark.parametrize("cls", [SCSK, SCMK])
+def test_a_batch_of_seeds_learns_once_and_ends_as_separate_fits(cls):
+    """fit_batch: from Z = I the seed enters only the k-means of the embedding, so the seeds of one
+    setting share one twin learning (shared_fit_ on all but the first) and every estimator ends as its
+    own fit (labels, objective, Z, weights); a random start (init="random") shares nothing; another
+    alpha is another twin learning."""
+    X, _ = make_blobs(n_samples=60, centers=3, cluster_std=1.5, random_state=4)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    bank = np.stack([np.exp(-D / 4.0), np.exp(-D / 16.0)])
+    K = bank if cls is SCMK else bank[0]
+    kw = dict(n_clusters=3, n_init=3, max_iter=4, z_max_iter=60)
+    ests = [cls(random_state=s, **kw) for s in range(3)] + [cls(alpha=1e-2, random_state=0, **kw)]
+    cls.fit_batch(ests, K)
+    assert [e.shared_fit_ for e in ests] == [False, True, True, False]
+    assert ests[1].Z_ is ests[0].Z_ and ests[3].Z_ is not ests[0].Z_
+    for e in ests:
+        alone = clone(e).fit(K)
+        np.testing.assert_array_equal(e.labels_, alone.labels_)
+        np.testing.assert_allclose(e.Z_, alone.Z_, rtol=0, atol=0)
+        assert e.objective_ == alone.objective_
+        if cls is SCMK:
+            np.testing.assert_array_equal(e.kernel_weights_, alone.kernel_weights_)
+    rand = [cls(init="random", random_state=s, **kw) for s in range(2)]
+    cls.fit_batch(rand, K)
+    assert [e.shared_fit_ for e in rand] == [False, False]
+    np.testing.assert_array_equal(rand[1].labels_, clone(rand[1]).fit(K).labels_)
