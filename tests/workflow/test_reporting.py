@@ -791,3 +791,25 @@ def test_a_table_or_verdict_job_imports_neither_matplotlib_nor_scipy_stats():
     out = subprocess.run([sys.executable, "-c", f"import sys; {use}; {probe}"], capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["True", "True"]
+
+
+def test_rank_against_cost_and_ranks_by_group_by_hand():
+    """The Pareto front of (cost, rank) by hand, group ranks as the whole ranking's ranks averaged over
+    each group's sets, and both figures drawn from runs (their points are the table's ranks)."""
+    from mkclust.repro.reporting.rank_figures import group_ranks, pareto_front
+    cost = pd.Series({"A": 1.0, "B": 10.0, "C": 5.0, "D": 0.5})
+    rank = pd.Series({"A": 2.0, "B": 1.0, "C": 3.0, "D": 2.0})
+    assert pareto_front(cost, rank) == ["D", "B"]   # A: D has its rank cheaper; C: A beats it on both
+    ranks = pd.DataFrame({"A": [1, 2, 3], "B": [2, 1, 1], "C": [3, 3, 2]}, index=["x", "y", "z"], dtype=float)
+    g = group_ranks(ranks, {"one": ["x"], "two": ["y", "z", "absent"], "none": ["q"]})
+    assert list(g.columns) == ["one (1)", "two (2)"] and list(g.index) == ["B", "A", "C"]
+    assert g.loc["A"].tolist() == [1.0, 2.5] and g.loc["C", "two (2)"] == 2.5
+    rows = [{"dataset": d, "algorithm": c, "param_id": "default", "seed": 0, "acc": v, "cpu_seconds": t}
+            for d, vals in (("x", (.9, .8, .1)), ("y", (.7, .9, .2)), ("z", (.8, .7, .3)))
+            for c, v, t in zip("ABC", vals, (1.0, 2.0, 0.5))]
+    spec = {"columns": {c: {"algorithm": c} for c in "ABC"}, "metric": "acc"}
+    fig = make_figure(frame(rows), {**spec, "kind": "rank_cost", "title": "t"})
+    xs, ys = fig.axes[0].collections[0].get_offsets().T
+    assert sorted(zip(xs, ys)) == [(0.5, 3.0), (1.0, 4 / 3), (2.0, 5 / 3)]
+    fig2 = make_figure(frame(rows), {**spec, "kind": "ranks_by", "by": {"g": ["x", "y"]}})
+    assert fig2.axes[0].images[0].get_array().shape == (3, 2)

@@ -23,6 +23,8 @@
 - ``ranks``: the critical-difference diagram of a table's columns over its data sets on one
   ``metric`` (:mod:`mkclust.repro.reporting.ranks`): average ranks, Friedman's test, Nemenyi's
   critical difference at ``alpha`` (0.05).
+- ``rank_cost`` and ``ranks_by``: average rank against median CPU seconds per fit, and average ranks
+  by group of data sets (:mod:`mkclust.repro.reporting.rank_figures`).
 
 ``sweep`` and ``heatmap`` take an optional ``where`` filter on parameters; parameter values that are
 not finite (GUMKL's p = inf) are placed at equally spaced positions with their values as labels.
@@ -32,7 +34,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 
 import matplotlib
 
@@ -45,12 +46,13 @@ import pandas as pd  # noqa: E402
 from mkclust._io import atomic_path  # noqa: E402
 from mkclust.repro.configuration import as_list  # noqa: E402
 from mkclust.repro.reference import load_reference  # noqa: E402
+from mkclust.repro.reporting._titles import TITLE_FONTSIZE, title as _title  # noqa: E402
+from mkclust.repro.reporting.rank_figures import rank_cost, ranks_by  # noqa: E402
 from mkclust.repro.reporting.ranks import RankTest, rank_test, values_from_table  # noqa: E402
 from mkclust.repro.reporting.tables import _where, build_table, finished_runs, xcol  # noqa: E402
 from mkclust.repro.reporting.verdicts import fitted_slope  # noqa: E402
 
 
-TITLE_FONTSIZE = 9  # titles and panel titles (points)
 PANELS_PER_ROW = 5  # sweep figures wrap their per-data-set panels into rows of at most this many
 MAX_COLOURS = 10    # matplotlib's default colour cycle (C0-C9)
 
@@ -235,18 +237,6 @@ def _line_style(i: int) -> dict:
     return {"color": f"C{i % MAX_COLOURS}", "marker": "os^Dv"[k % 5], "linestyle": ["-", "--", ":", "-."][k % 4]}
 
 
-def _title(fig: plt.Figure, title: str, ax=None) -> None:
-    """The figure's title (``ax``'s when given, else the figure's suptitle), on several lines instead
-    of clipped at the figure's edge: lines of at most as many characters as fit in 80 % of the figure's
-    width (a character of DejaVu Sans is 0.6 em wide at most for letters and digits)."""
-    width = int(0.8 * fig.get_figwidth() * 72 / (0.6 * TITLE_FONTSIZE))
-    text = textwrap.fill(title, max(width, 20))
-    if ax is None:
-        fig.suptitle(text, fontsize=TITLE_FONTSIZE)
-    else:
-        ax.set_title(text, fontsize=TITLE_FONTSIZE)
-
-
 def _tick(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
@@ -364,7 +354,7 @@ def ranks(results: pd.DataFrame, spec: dict) -> plt.Figure:
 
 
 FIGURE_KINDS = {"bars": bars, "sweep": sweep, "timing": timing, "heatmap": heatmap, "weights": weights,
-                "ranks": ranks}
+                "ranks": ranks, "rank_cost": rank_cost, "ranks_by": ranks_by}
 
 
 def make_figure(results: pd.DataFrame, spec: dict, empty: str | None = None) -> plt.Figure:

@@ -165,7 +165,7 @@ def verdict_figure(title: str, verdicts: pd.DataFrame, tables: dict):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mkclust.repro.reporting.figures import _title
+    from mkclust.repro.reporting._titles import title as _title
 
     counts = gap_counts(tables)
     # each claim whole, wrapped (a cut label hid the table it names); no right panel without published values
