@@ -91,6 +91,7 @@ BANK_OPTIONS = {
     "gauss_grid": {"widths": positive_list, "reference": one_of("mean", "median", "max", "none"),
                    "normalize": NORMALIZE, "linear": boolean},
     "views_linear": {"views": view_blocks, "normalize": NORMALIZE},
+    "views_lg": {"views": view_blocks, "normalize": NORMALIZE},
 }
 
 #: the options :func:`mkclust.kernels.build_bank` applies to every bank, with their checks

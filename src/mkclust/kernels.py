@@ -209,14 +209,12 @@ def _bank_gauss_grid(X, G, D, widths: Sequence[float] = GAUSS_GRID_WIDTHS,
                             "reference_value": ref, "sigmas": sigmas, "normalize": normalize, "linear": bool(linear)}
 
 
-def _views_linear(X, G, D, views=None, normalize: str = "none"):
-    """One linear kernel per view (the GUMKL paper's setup, Sect. 5: "the linear kernel function was
-    applied on the attribute vectors of each modality"). ``views`` lists the column blocks, as
-    ``[start, stop]`` pairs or dicts with ``name``, ``start``, ``stop`` (the ``views`` entry of a
-    multi-view Dataset's meta)."""
+def _view_columns(X, views, bank: str) -> list[tuple[int, int, str]]:
+    """(start, stop, name) of each view block: ``views`` as ``[start, stop]`` pairs or dicts with
+    ``name``, ``start``, ``stop`` (the ``views`` entry of a multi-view Dataset's meta)."""
     if not views:
-        raise ValueError("bank 'views_linear' needs the option views=[...] (the dataset's view blocks)")
-    blocks, names = [], []
+        raise ValueError(f"bank {bank!r} needs the option views=[...] (the dataset's view blocks)")
+    out = []
     for v, view in enumerate(views):
         if isinstance(view, dict):
             name, start, stop = view.get("name", f"view{v}"), int(view["start"]), int(view["stop"])
@@ -224,10 +222,36 @@ def _views_linear(X, G, D, views=None, normalize: str = "none"):
             (start, stop), name = view, f"view{v}"
         if not (0 <= start < stop <= X.shape[1]):
             raise ValueError(f"view {name!r} columns [{start}, {stop}) out of range for d={X.shape[1]}")
-        blocks.append((start, stop))
-        names.append(f"linear({name})")
-    kernels = (gram(X[:, a:b]) for a, b in blocks)
-    return kernels, names, {"views": list(views), "normalize": normalize}
+        out.append((start, stop, name))
+    return out
+
+
+def _views_linear(X, G, D, views=None, normalize: str = "none"):
+    """One linear kernel per view (the GUMKL paper's setup, Sect. 5: "the linear kernel function was
+    applied on the attribute vectors of each modality"). ``views`` lists the column blocks
+    (:func:`_view_columns`)."""
+    blocks = _view_columns(X, views, "views_linear")
+    kernels = (gram(X[:, a:b]) for a, b, _ in blocks)
+    return kernels, [f"linear({name})" for *_, name in blocks], {"views": list(views), "normalize": normalize}
+
+
+def _views_lg(X, G, D, views=None, normalize: str = "unit_diag"):
+    """Two kernels per view, the linear one and a Gaussian exp(-||x - y||^2 / (2 sigma^2)) with sigma^2
+    the view's mean squared distance over i != j (the usual width; the benchmark's multi-view bank: a
+    kernel per view, as multiple kernel clustering is meant to be used), each with a unit diagonal by
+    default (the views' scales differ by orders of magnitude)."""
+    blocks = _view_columns(X, views, "views_lg")
+
+    def kernels():
+        for a, b, _ in blocks:
+            Gv = gram(X[:, a:b])
+            yield Gv
+            Dv = sq_dists_from_gram(Gv)
+            off = Dv[~np.eye(*Dv.shape, dtype=bool)]
+            yield gaussian_from_sqdist(Dv, float(np.sqrt(off.mean())) if off.size else 1.0, "sigma")
+
+    names = [f"{k}({name})" for *_, name in blocks for k in ("linear", "gauss")]
+    return kernels(), names, {"views": list(views), "normalize": normalize}
 
 
 @dataclass(frozen=True)
@@ -254,6 +278,7 @@ BANKS: dict[str, BankSpec] = {
     "gauss_grid": BankSpec(_bank_gauss_grid,
                            lambda o: len(o.get("widths", GAUSS_GRID_WIDTHS)) + bool(o.get("linear", False))),
     "views_linear": BankSpec(_views_linear, lambda o: len(o["views"]) if o.get("views") else None, per_view=True),
+    "views_lg": BankSpec(_views_lg, lambda o: 2 * len(o["views"]) if o.get("views") else None, per_view=True),
 }
 BANK_NAMES = tuple(sorted(BANKS))
 

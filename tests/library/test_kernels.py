@@ -95,6 +95,27 @@ def test_views_linear_sums_to_full_linear_kernel():
         build_bank("views_linear", X)
 
 
+def test_views_lg_is_a_linear_and_a_gaussian_kernel_per_view():
+    """views_lg: per view the linear kernel (together X X', as views_linear) and scikit-learn's RBF with
+    gamma = 1 / (2 sigma^2), sigma^2 the view's mean squared distance; by default each with a unit
+    diagonal (a Gaussian has one already; a linear kernel is scaled to cosines)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    ds = load("digits_views")
+    X, views = ds.X[:120], ds.meta["views"]
+    b = build_bank("views_lg", X, views=views, normalize="none")
+    first = views[0]["name"]
+    assert b.n_kernels == 2 * len(views) and b.names[:2] == [f"linear({first})", f"gauss({first})"]
+    np.testing.assert_allclose(b.K[0::2].sum(axis=0), X @ X.T, rtol=1e-10)
+    v = views[1]
+    Xv = X[:, v["start"]:v["stop"]]
+    D = ((Xv[:, None] - Xv[None]) ** 2).sum(-1)
+    s2 = D[~np.eye(len(Xv), dtype=bool)].mean()
+    np.testing.assert_allclose(b.K[3], rbf_kernel(Xv, gamma=1 / (2 * s2)), atol=1e-10)
+    unit = build_bank("views_lg", X, views=views)
+    np.testing.assert_allclose(np.diagonal(unit.K, axis1=1, axis2=2), 1.0, atol=1e-12)
+
+
 def test_sparse_input_equals_dense(X):
     dense = build_bank("rmkkm12", X, preprocess="unit")
     sparse = build_bank("rmkkm12", sp.csr_matrix(X), preprocess="unit")

@@ -600,7 +600,7 @@ def test_iman_davenport_f_by_its_formula_and_the_f_distribution():
 
 def test_holm_on_a_small_p_vector_by_hand():
     """Holm: sort, multiply the i-th smallest by (m - i + 1), carry the running maximum, cap at 1."""
-    from mkclust.repro.reporting.ranks import holm
+    from mkclust.repro.reporting.pairwise import holm
     p = [0.01, 0.04, 0.03, 0.005]
     # sorted 0.005, 0.01, 0.03, 0.04 -> 0.02, 0.03, 0.06, 0.06 (max(0.04, 0.06))
     assert holm(p).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
@@ -612,7 +612,7 @@ def test_pairwise_wilcoxon_agrees_with_scipy_and_counts_wins_ties_losses():
     columns give p = 1, and the Holm-corrected p-values are Holm's of the raw ones."""
     from scipy import stats
 
-    from mkclust.repro.reporting.ranks import holm, pairwise_wilcoxon
+    from mkclust.repro.reporting.pairwise import holm, pairwise_wilcoxon
     rng = np.random.default_rng(0)
     a = rng.random(20)
     v = pd.DataFrame({"A": a, "B": a + rng.normal(0.05, 0.05, 20), "C": a.copy()})
@@ -630,7 +630,7 @@ def test_pairwise_wilcoxon_agrees_with_scipy_and_counts_wins_ties_losses():
 def test_bayesian_signed_rank_gives_the_known_answers():
     """All differences far beyond the region of practical equivalence: the better method's probability
     1; all within it: equivalence 1; the two orders of the arguments mirror each other."""
-    from mkclust.repro.reporting.ranks import bayes_signed_rank
+    from mkclust.repro.reporting.pairwise import bayes_signed_rank
     x = np.linspace(0.5, 0.9, 30)
     assert bayes_signed_rank(x + 0.05, x) == pytest.approx((1.0, 0.0, 0.0), abs=1e-3)
     assert bayes_signed_rank(x, x + 0.05) == pytest.approx((0.0, 0.0, 1.0), abs=1e-3)
@@ -644,7 +644,8 @@ def test_the_best_against_each_other_method_with_effect_sizes_and_wording():
     """versus_best: the median difference lies in its bootstrap interval, the counts add to the data
     sets, the Holm p-values are those of the pairwise table; the summary says how many pairs each test
     separates and words what the test did not separate as such."""
-    from mkclust.repro.reporting.ranks import pairwise_wilcoxon, rank_test, summary_lines, versus_best
+    from mkclust.repro.reporting.pairwise import pairwise_wilcoxon
+    from mkclust.repro.reporting.ranks import rank_test, summary_lines, versus_best
     rng = np.random.default_rng(1)
     base = rng.random(25) * 0.5 + 0.3
     v = pd.DataFrame({"best": base + 0.06, "near": base + 0.055 + rng.normal(0, 0.002, 25),
@@ -813,3 +814,31 @@ def test_rank_against_cost_and_ranks_by_group_by_hand():
     assert sorted(zip(xs, ys)) == [(0.5, 3.0), (1.0, 4 / 3), (2.0, 5 / 3)]
     fig2 = make_figure(frame(rows), {**spec, "kind": "ranks_by", "by": {"g": ["x", "y"]}})
     assert fig2.axes[0].images[0].get_array().shape == (3, 2)
+
+
+def test_learned_against_average_rows_by_hand(tmp_path):
+    """with_learned_rows: per pair the median difference over the sets both have, wins/ties/losses,
+    Holm over the pairs, the Bayesian probabilities (a learned method 0.05 better everywhere: P = 1/0/0),
+    and a sentence the table's CSV alone regenerates; the rows stay out of the ranking."""
+    from mkclust.repro.reporting.learned import learned_line, with_learned_rows
+    from mkclust.repro.reporting.pairwise import holm, wilcoxon_p
+    from mkclust.repro.reporting.ranks import LEARNED_ROW, ranking, with_rank_rows
+    from mkclust.repro.reporting.tables import read_tables
+    base = np.linspace(0.5, 0.9, 8)
+    vals = {"KKM": base, "MKKM": base + 0.05, "SC": base, "AASC": base - np.r_[0.02, -0.01, 0.0, 0.03, 0, 0, 0, 0]}
+    rows = [{"dataset": f"d{i}", "algorithm": c, "param_id": "default", "seed": 0, "acc": v[i]}
+            for c, v in vals.items() for i in range(8)]
+    tidy = build_table(frame(rows), {"metrics": ["acc"]})
+    tidy, _ = with_rank_rows(tidy, ["acc"])
+    out, lines = with_learned_rows(tidy, {"MKKM": "KKM", "AASC": "SC"})
+    got = out[out["dataset"] == LEARNED_ROW].set_index("column")
+    d = np.round(vals["AASC"] - vals["SC"], 3)
+    assert got.loc["MKKM", "value"] == pytest.approx(0.05) and got.loc["AASC", "value"] == pytest.approx(np.median(d))
+    assert got["p_value"].tolist() == pytest.approx(holm([wilcoxon_p(np.full(8, 0.05)), wilcoxon_p(d)]).tolist())
+    assert got.loc["MKKM", "chosen"].startswith("MKKM against KKM +0.050 [+0.050, +0.050], 8/0/0") and \
+        got.loc["MKKM", "chosen"].endswith("P = 1/0/0")
+    assert ", 1/5/2, " in got.loc["AASC", "chosen"]
+    assert lines == [learned_line(out)] and lines[0].startswith("Learning the kernel weights against the same method")
+    write_table(out, str(tmp_path / "t"), "T")
+    back = read_tables({"t": tmp_path / "t.csv"})["t"]
+    assert learned_line(back) == lines[0] and ranking(back)[0].n_datasets == 8

@@ -30,20 +30,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from mkclust.repro.reporting.pairwise import ROPE, bayes_signed_rank, median_interval, pairwise_wilcoxon, prob_text
 from mkclust.repro.reporting.tables import column_runs, counted
 
 # scipy.stats (about 1 s to import) is imported where it is used: a table job imports this module for
 # its rank rows and needs it only if it ranks
 
 
-#: the region of practical equivalence of the Bayesian signed-rank test: 0.01 of accuracy (or NMI, ARI)
-ROPE = 0.01
 #: the decimals the values are rounded to before ranking: those the tables show
 DECIMALS = 3
-#: Monte Carlo draws of the Bayesian test's posterior (baycomp's default is 50,000): its probabilities
-#: are then within about 0.005 (one standard error); fixed seeds make them the same on every rebuild
-BAYES_SAMPLES = 10_000
-BOOTSTRAP_RESAMPLES = 2_000
+#: the row label of the comparison of methods learning kernel weights with their own method on the
+#: average kernel (:func:`mkclust.repro.reporting.learned.with_learned_rows`)
+LEARNED_ROW = "learned vs average"
 
 
 @dataclass
@@ -141,61 +139,6 @@ def rank_test(values: pd.DataFrame, metric: str = "acc", alpha: float = 0.05,
                     alpha, v, f_stat, f_p)
 
 
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjustment of a vector of p-values (statsmodels' ``multipletests``)."""
-    from statsmodels.stats.multitest import multipletests
-
-    p = np.asarray(p_values, dtype=float)
-    return multipletests(p, method="holm")[1] if p.size else p
-
-
-def pairwise_wilcoxon(values: pd.DataFrame) -> pd.DataFrame:
-    """Every pair (a, b) of the columns of ``values`` (data sets x methods, no missing value), in
-    column order: wins, ties and losses of a against b over the data sets, the median of a - b, the
-    two-sided Wilcoxon signed-rank p-value (scipy, ``zero_method="zsplit"``: a zero difference's rank
-    split between the two sums, Demsar 2006 Sect. 3.1.3; every difference zero gives p = 1) and the
-    p-value after Holm's correction over all the pairs."""
-    from scipy.stats import wilcoxon
-
-    cols, rows = list(values.columns), []
-    for i, a in enumerate(cols):
-        for b in cols[i + 1:]:
-            d = values[a].to_numpy(float) - values[b].to_numpy(float)
-            p = 1.0 if np.all(d == 0) else float(wilcoxon(d, zero_method="zsplit").pvalue)
-            rows.append({"a": a, "b": b, "wins": int((d > 0).sum()), "ties": int((d == 0).sum()),
-                         "losses": int((d < 0).sum()), "median_diff": float(np.median(d)), "p": p})
-    out = pd.DataFrame(rows, columns=["a", "b", "wins", "ties", "losses", "median_diff", "p"])
-    out["p_holm"] = holm(out["p"])
-    return out
-
-
-def bayes_signed_rank(x, y, rope: float = ROPE, nsamples: int = BAYES_SAMPLES, seed: int = 0) -> tuple:
-    """The Bayesian signed-rank test (Benavoli et al. 2014; baycomp) of paired values ``x`` and ``y``
-    over data sets: the posterior probabilities that "x better by more than ``rope``", "within
-    ``rope``" and "y better by more than ``rope``" is the most probable of the three for a data set
-    drawn from the population (Benavoli et al. 2017, Sect. 4), from ``nsamples`` draws of its
-    Dirichlet-process posterior (seeded: the same on every rebuild)."""
-    from baycomp import SignedRankTest
-
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    left, within, right = SignedRankTest.probs(x, y, rope=rope, nsamples=nsamples, random_state=seed)
-    return float(left), float(within), float(right)   # baycomp: left is x's (y - x below -rope)
-
-
-def median_interval(d, resamples: int = BOOTSTRAP_RESAMPLES, level: float = 0.95, seed: int = 0) -> tuple:
-    """The median of ``d`` and its percentile bootstrap interval at ``level`` (scipy), resampling the
-    data sets; (median, median, median) when every value is the same."""
-    from scipy.stats import bootstrap
-
-    d = np.asarray(d, dtype=float)
-    med = float(np.median(d))
-    if d.size < 2 or np.ptp(d) == 0:
-        return med, med, med
-    ci = bootstrap((d,), np.median, n_resamples=resamples, confidence_level=level, method="percentile",
-                   random_state=seed).confidence_interval
-    return med, float(ci.low), float(ci.high)
-
-
 def versus_best(test: RankTest, rope: float = ROPE) -> pd.DataFrame:
     """The best-ranked method against each other one, in rank order: wins / ties / losses, the median
     difference best - other with its 95 % bootstrap interval, the Wilcoxon p-value after Holm's
@@ -225,18 +168,12 @@ def values_from_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
     return t.pivot_table(index="dataset", columns="column", values="value", sort=False, dropna=False)
 
 
-def _p(x: float) -> str:
-    """A probability in two decimals without the leading zero (".62", "1", "0")."""
-    t = f"{x:.2f}"
-    return "1" if t == "1.00" else "0" if t == "0.00" else t.lstrip("0")
-
-
 def pairs_line(test: RankTest, rope: float = ROPE) -> str:
     """The best method against each other one, in words (:func:`versus_best`)."""
     vs, best = versus_best(test, rope), test.average.index[0]
+    probs = [(r.p_best_better, r.p_equivalent, r.p_other_better) for r in vs.itertuples()]
     parts = [f"{r.method} {r.median_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {r.wins}/{r.ties}/{r.losses}, "
-             f"p = {r.p_holm:.2g}, P = {_p(r.p_best_better)}/{_p(r.p_equivalent)}/{_p(r.p_other_better)}"
-             for r in vs.itertuples()]
+             f"p = {r.p_holm:.2g}, P = {'/'.join(map(prob_text, pr))}" for r, pr in zip(vs.itertuples(), probs)]
     return (f"{best} against each other method (median difference in {test.metric} with its 95 % bootstrap "
             f"interval; {best}'s wins/ties/losses; Wilcoxon p after Holm; Bayesian signed-rank P({best} better"
             f" / within {rope:g} / worse)): {'; '.join(parts)}.")
@@ -337,8 +274,9 @@ def _paper_of(label) -> str | None:
 
 
 def is_rank_row(label) -> bool:
-    """Whether a table row is one of the rank rows (:data:`RANK_ROW` or a paper's) rather than a data set."""
-    return str(label).startswith(RANK_ROW)
+    """Whether a table row is one of the summary rows (:data:`RANK_ROW`, a paper's, or
+    :data:`LEARNED_ROW`) rather than a data set."""
+    return str(label).startswith(RANK_ROW) or str(label) == LEARNED_ROW
 
 
 #: the row label of the average ranks appended to a table (:func:`with_rank_rows`)

@@ -33,6 +33,7 @@ import pandas as pd
 
 from mkclust.repro.captions import paper_name
 from mkclust.repro.reporting.pages import not_evaluated_note
+from mkclust.repro.reporting.learned import learned_line
 from mkclust.repro.reporting.ranks import RANK_ROW, ranking, summary_lines
 from mkclust.repro.targets import paper_output, summary_path
 
@@ -248,7 +249,7 @@ def benchmark_doc_block(figures: Path, link: str, paper: str = BENCHMARK, metric
         if not (tidy["dataset"] == RANK_ROW).any():
             continue
         title = csv.with_suffix(".md").read_text(encoding="utf-8").split("\n", 1)[0].strip("*")
-        lines = summary_lines(*ranking(tidy, metric))
+        lines = summary_lines(*ranking(tidy, metric)) + [t for t in [learned_line(tidy, metric)] if t]
         out += [f"**{title}** ([{csv.stem}]({link}/{paper}/{csv.stem}.md)): " + " ".join(lines) + _stale(arch), ""]
     for png in sorted(folder.glob("*.png")):
         out += [f"![{png.stem}]({link}/{paper}/{png.name})", ""]
