@@ -685,6 +685,8 @@ def test_ranks_on_each_papers_own_sets_are_the_whole_ranks_averaged_over_them():
     other = t.ranks.loc[["d2", "d4"], "A"].mean()
     assert other == 2.5 and lines[1] == ("A paper's own method, average rank on that paper's sets and on the "
                                          "others: A 1.25 on its 2 and 2.50 on the other 2.")
+    # by source: A's block ranks A 1, B 2, C 3; X's block B 1, C 2, A 3
+    assert lines[2].endswith("so no paper counts more for having more sets): B 1.50, A 2.00, C 2.50.")
     tie = paper_lines(t, {"Z": (1, t.ranks.loc[["d3"]].mean())})
     assert tie == ["Best average rank on each paper's own data sets (acc; descriptive, no test within one paper's "
                    "sets): Z's 1 set: B and A (1.50)."]   # B before A: the overall order (B 1.625, A 1.875)

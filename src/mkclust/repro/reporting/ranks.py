@@ -259,7 +259,19 @@ def paper_lines(test: RankTest, papers: dict[str, tuple[int, pd.Series]]) -> lis
             own.append(f"{name} {avg[name]:.2f} on its {k} and {rest:.2f} on the other {n - k}")
     if own:
         lines.append(f"A paper's own method, average rank on that paper's sets and on the others: {'; '.join(own)}.")
+    if len(papers) >= 2:
+        by_source = source_ranks(papers)
+        lines.append(f"Ranked by source instead of by set (each paper's sets one block: its methods ranked by their "
+                     f"average rank there, then averaged over the {len(papers)} papers, so no paper counts more for "
+                     f"having more sets): " + ", ".join(f"{m} {r:.2f}" for m, r in by_source.items()) + ".")
     return lines
+
+
+def source_ranks(papers: dict[str, tuple[int, pd.Series]]) -> pd.Series:
+    """Each method's rank within each paper's block of sets (by its average rank there, ties sharing),
+    averaged over the papers, best first."""
+    table = pd.DataFrame({name: avg for name, (_, avg) in papers.items()})
+    return table.rank(axis=0, method="average").mean(axis=1).sort_values(kind="stable")
 
 
 def paper_row(name: str) -> str:
