@@ -844,3 +844,15 @@ def test_learned_against_average_rows_by_hand(tmp_path):
     write_table(out, str(tmp_path / "t"), "T")
     back = read_tables({"t": tmp_path / "t.csv"})["t"]
     assert learned_line(back) == lines[0] and ranking(back)[0].n_datasets == 8
+
+
+def test_timing_small_multiples_draw_one_panel_per_algorithm_in_the_specs_order():
+    """panels: true: a panel per algorithm in the spec's order, titled with its slope, the others' medians
+    in grey behind it (one grey line per other algorithm)."""
+    rows = [{"dataset": f"d{n}", "algorithm": a, "param_id": "default", "seed": s, "n": n, "status": "ok",
+             "cpu_seconds": c * n ** k} for a, c, k in (("A", 1e-4, 2.0), ("B", 1e-3, 1.0), ("C", 1e-5, 3.0))
+            for n in (100, 200, 400) for s in range(2)]
+    fig = make_figure(frame(rows), {"kind": "timing", "algorithm": ["C", "A", "B"], "x": "n", "panels": True})
+    axes = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in axes] == ["C, slope 3.00", "A, slope 2.00", "B, slope 1.00"]
+    assert all(sum(line.get_color() == "0.85" for line in ax.get_lines()) == 2 for ax in axes)

@@ -15,7 +15,8 @@
   true`` also fits the slope of log time against log x and writes it in the legend; ``totals:
   {label: algorithm}`` sums an algorithm's parameter sets per run (e.g. the total time of MMC on
   K1, K2 and K3). Runs that did not finish (a declined set) are left out; past ten lines, each round
-  of ten colours has its own marker and dash, and the legend stands beside the axes.
+  of ten colours has its own marker and dash, and the legend stands beside the axes; ``panels: true``
+  draws small multiples instead, a panel per algorithm with the others in grey.
 - ``heatmap``: a metric (or a row of panels per entry of ``metrics``) over a grid of two parameters
   of one algorithm, one panel per dataset (``datasets`` picks them).
 - ``weights``: learned kernel weights per kernel (view), one bar per configured column, one panel
@@ -192,6 +193,8 @@ def _with_totals(results: pd.DataFrame, xc: str, y: str, totals: dict) -> pd.Dat
 
 
 def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    if spec.get("panels"):
+        return _timing_panels(results, spec)
     x, time = spec.get("x", "n"), spec.get("time", "cpu_seconds")
     # one column, or {label: column}: several lines per algorithm (e.g. CPU time with and without
     # the kernel PCA), each with its own slope
@@ -225,6 +228,42 @@ def timing(results: pd.DataFrame, spec: dict) -> plt.Figure:
     else:
         ax.legend(fontsize=7)
     _title(fig, spec.get("title", ""), ax)
+    fig.tight_layout()
+    return fig
+
+
+def _timing_panels(results: pd.DataFrame, spec: dict) -> plt.Figure:
+    """Small multiples of the timing figure (``panels: true``): one log-log panel per algorithm, its
+    medians and min-max bars in colour with its fitted slope, every other algorithm's medians in light
+    grey behind it, all panels on the same axes (sixteen lines in one panel cannot be told apart)."""
+    x, y = spec.get("x", "n"), spec.get("time", "cpu_seconds")
+    results = finished_runs(_selected(results, spec))
+    xc = xcol(results, x)
+    order = [a for a in as_list(spec.get("algorithm")) if a in set(results["algorithm"])] or \
+        list(dict.fromkeys(results["algorithm"]))   # the spec's order, one panel each
+    curves = {alg: results[results["algorithm"] == alg].groupby(xc)[y].agg(["median", "min", "max"]).sort_index()
+              for alg in order}
+    cols = min(PANELS_PER_ROW - 1, len(curves))
+    rows = math.ceil(len(curves) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.1 * rows + 0.5), sharex=True, sharey=True,
+                             squeeze=False)
+    for ax, (alg, c) in zip(axes.flat, curves.items()):
+        for other, o in curves.items():
+            if other != alg:
+                ax.plot(o.index.to_numpy(float), o["median"], color="0.85", lw=0.8)
+        xs = c.index.to_numpy(float)
+        slope = (f", slope {fitted_slope(xs, c['median'].to_numpy()):.2f}"
+                 if len(c) >= 2 and (c["median"] > 0).all() else "")
+        ax.errorbar(xs, c["median"], yerr=[c["median"] - c["min"], c["max"] - c["median"]], color="C0",
+                    marker="o", ms=3, capsize=1.5, lw=1.2)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{alg}{slope}", fontsize=8)
+    for ax in list(axes.flat)[len(curves):]:
+        ax.axis("off")
+    fig.supxlabel(spec.get("xlabel", x), fontsize=8)
+    fig.supylabel(spec.get("ylabel", f"{y} (median, min-max)"), fontsize=8)
+    _title(fig, spec.get("title", ""))
     fig.tight_layout()
     return fig
 
