@@ -663,7 +663,7 @@ def test_the_best_against_each_other_method_with_effect_sizes_and_wording():
     assert near["p_equivalent"] > 0.9   # within 0.01 on every set
     text = " ".join(summary_lines(t))
     assert "Wilcoxon signed-rank tests with Holm's correction separate" in text
-    assert "Iman-Davenport F = " in text and "best against each other method" in text
+    assert "by Iman and Davenport's F rejects" in text and "best against each other method" in text
     assert "best against each other method" not in " ".join(summary_lines(t, pairs=False))
 
 

@@ -32,6 +32,7 @@ def with_learned_rows(tidy: pd.DataFrame, pairs: dict, metric: str = "acc") -> t
     adjusted = holm([p for *_, p in items])
     rows = []
     blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}
+    blank.update({c: "" for c in ("flags", "derived", "na_reason", "vs", "cause", "evidence") if c in tidy.columns})
     blank.update(oracle=False, seeds_rule=tidy["seeds_rule"].iloc[0], params_rule=tidy["params_rule"].iloc[0])
     for (learned, average, d, _), p in zip(items, adjusted):
         med, lo, hi = median_interval(d)

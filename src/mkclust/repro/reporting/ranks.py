@@ -196,8 +196,9 @@ def summary_lines(test: RankTest, seconds: pd.Series | None = None,
         lines.append("Friedman's test is not defined here (fewer than 3 methods or 2 data sets).")
     else:
         verb = "does not reject" if test.f_p_value >= test.alpha else "rejects"
-        lines.append(f"Friedman's test {verb} that all methods rank alike (chi2 = {test.statistic:.2f}, "
-                     f"p = {test.p_value:.2g}; Iman-Davenport F = {test.f_statistic:.2f}, p = {test.f_p_value:.2g})"
+        lines.append(f"Friedman's test by Iman and Davenport's F {verb} that all methods rank alike "
+                     f"(F = {test.f_statistic:.2f}, p = {test.f_p_value:.2g}; its chi-square {test.statistic:.2f}, "
+                     f"p = {test.p_value:.2g})"
                      + (": the ranking is not evidence of a difference." if verb == "does not reject" else "."))
     others = [m for m in top if m != best]
     if others:
@@ -325,7 +326,7 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05, 
             rows += [{**blank, "dataset": paper_row(name), "column": col, "metric": m, "value": float(avg[col]),
                       "n_runs": k, "chosen": f"over {k} of its data sets", SECONDS: math.nan}
                      for col in test.average.index]
-        lines += summary_lines(test, seconds, papers)
+        lines += summary_lines(test, seconds, papers, pairs=m == metrics[0])   # effect sizes on the first metric
     return pd.concat([tidy, pd.DataFrame(rows)], ignore_index=True), lines
 
 
