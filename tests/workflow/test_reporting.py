@@ -774,6 +774,10 @@ def test_rank_rows_of_a_table_with_too_few_methods_say_why_instead_of_failing():
     out, lines = with_rank_rows(tidy, ["acc"])
     assert not (out["dataset"] == RANK_ROW).any()
     assert lines and lines[0].startswith("No ranking on acc: ranking needs at least 2 methods")
+    from mkclust.repro.reporting.learned import with_learned_rows   # a table without any run yet
+    empty = tidy.iloc[0:0]
+    assert with_rank_rows(empty, ["acc"])[1] == ["No ranking on acc: the table has no runs."]
+    assert with_learned_rows(empty, {"MKKM": "KKM"})[1][0].startswith("No comparison of learned and average")
 
 
 def test_a_table_or_verdict_job_imports_neither_matplotlib_nor_scipy_stats():

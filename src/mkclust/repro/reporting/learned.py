@@ -22,13 +22,21 @@ def with_learned_rows(tidy: pd.DataFrame, pairs: dict, metric: str = "acc") -> t
     data set :data:`LEARNED_ROW`, on ``metric``: value the median difference over the data sets where
     both have a value (rounded as the ranks are), ``chosen`` the pair's whole result in words, and the
     summary line (:func:`learned_line`). Data sets not counted are left out."""
-    v = values_from_table(tidy[~tidy["dataset"].map(is_rank_row)], metric).round(DECIMALS)
+    rows = tidy[~tidy["dataset"].map(is_rank_row)] if len(tidy) else tidy
+    v = values_from_table(rows, metric).round(DECIMALS) if len(rows) else pd.DataFrame()
     items = []
     for learned, average in pairs.items():
+        if learned not in v.columns or average not in v.columns:
+            continue
         both = v[[learned, average]].dropna()
+        if both.empty:
+            continue
         d = (both[learned] - both[average]).to_numpy(float)
         p = 1.0 if not np.any(d) else wilcoxon_p(d)
         items.append((learned, average, d, p))
+    if not items:   # a rebuild from an archive without these runs yet
+        return tidy, [f"No comparison of learned and average kernels on {metric}: no data set has both columns of a "
+                      "pair."]
     adjusted = holm([p for *_, p in items])
     rows = []
     blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}

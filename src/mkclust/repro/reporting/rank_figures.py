@@ -79,7 +79,7 @@ def ranks_by(results: pd.DataFrame, spec: dict) -> plt.Figure:
     im = ax.imshow(table.to_numpy(), cmap="viridis_r", aspect="auto", vmin=1, vmax=len(test.average))
     for (i, j), v in np.ndenumerate(table.to_numpy()):
         ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=7,
-                color="white" if v < (1 + len(test.average)) / 2 else "black")
+                color="black" if v < (1 + len(test.average)) / 2 else "white")   # light cells: dark text
     ax.set_xticks(range(table.shape[1]), table.columns, fontsize=7, rotation=30, ha="right")
     ax.set_yticks(range(table.shape[0]), table.index, fontsize=7)
     fig.colorbar(im, ax=ax, label=f"average rank on {metric} (1 = best)")

@@ -306,6 +306,8 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05, 
     one more per paper (:func:`paper_row`), the average over that paper's sets (:func:`paper_ranks`);
     and the generated summary lines (:func:`summary_lines`) of each metric, for the table's legend.
     A metric with no data set where two columns both have values gets no rows and a line saying why."""
+    if tidy.empty:   # a rebuild from an archive without any of the table's runs yet
+        return tidy, [f"No ranking on {', '.join(metrics)}: the table has no runs."]
     rows, lines = [], []
     # a rank row is blank where a value row has text or numbers, and shares the table's rules
     blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}
