@@ -160,14 +160,15 @@ def test_tiny_benchmark_shape_table_summarises_the_runs_records(done):
 
 
 def test_the_readme_benchmark_summary_states_the_ranking_of_the_table(done):
-    """The README's benchmark block for a whole run: the best average rank and Friedman's statistic of
-    the table's own values (ranked here by pandas, tested by scipy), and the diagram's link."""
+    """The README's benchmark block for a whole run: the best average rank and Friedman's statistics of
+    the table's own values rounded to the 3 decimals shown (ranked here by pandas, tested by scipy,
+    Iman and Davenport's F by its formula), and the diagram's link."""
     from scipy.stats import friedmanchisquare
 
     from mkclust.repro.reporting.results import BENCH_BEGIN, BENCH_END, benchmark_block
     t = pd.read_csv(done / "figures/tinybench/ranks.csv")
     vals = t[(t["metric"] == "acc") & ~t["dataset"].str.startswith("average rank")].pivot(
-        index="dataset", columns="column", values="value")
+        index="dataset", columns="column", values="value").round(3)
     avg = vals.rank(axis=1, ascending=False).mean()
     block = benchmark_block(done / "figures", paper="tinybench", table="ranks", figure="cd")
     assert block.startswith(BENCH_BEGIN) and block.endswith(BENCH_END)
@@ -175,7 +176,10 @@ def test_the_readme_benchmark_summary_states_the_ranking_of_the_table(done):
     assert any(f"{m} has the best average rank ({avg.min():.2f} of 3)" in block for m in best)
     if vals.nunique(axis=1).gt(1).any():
         chi2 = friedmanchisquare(*[vals[c].to_numpy() for c in vals.columns]).statistic
-        assert f"chi2 = {chi2:.2f}" in block
+        n, k = vals.shape
+        assert f"its chi-square {chi2:.2f}" in block
+        if n * (k - 1) - chi2 > 1e-9:
+            assert f"F = {(n - 1) * chi2 / (n * (k - 1) - chi2):.2f}" in block
     assert "being computed" not in block and "![The critical-difference diagram](figures/tinybench/cd.png)" in block
 
 
@@ -186,7 +190,12 @@ def test_the_benchmark_document_section_summarises_every_ranked_table_and_shows_
     section = benchmark_doc_block(done / "figures", "../figures", paper="tinybench")
     assert section.startswith(DOC_BEGIN) and section.endswith(DOC_END)
     summary = benchmark_block(done / "figures", paper="tinybench", table="ranks", figure="cd").split(": ", 1)[1]
-    assert f"**ranks** ([ranks](../figures/tinybench/ranks.md)): {summary.split(chr(10))[0]}" in section
+    summary = summary.split(chr(10))[0]
+    head, tail = summary.split(" Cheapest of the best group", 1)   # the README leaves out the pairs' line
+    start = "**ranks** ([ranks](../figures/tinybench/ranks.md)): "
+    line = next(t for t in section.split(chr(10)) if t.startswith(start))
+    assert head in line and "Cheapest of the best group" + tail in line
+    assert " against each other method (median difference in acc" in line
     assert "shape" not in section
     assert "Cheapest of the best group: " in section   # the CPU seconds carried by the table's rank rows
     assert "![cd](../figures/tinybench/cd.png)" in section and "![cpu](../figures/tinybench/cpu.png)" in section
