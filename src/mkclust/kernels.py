@@ -242,13 +242,10 @@ def _views_lg(X, G, D, views=None, normalize: str = "unit_diag"):
     default (the views' scales differ by orders of magnitude)."""
     blocks = _view_columns(X, views, "views_lg")
 
-    def kernels():
+    def kernels():   # per view the gauss_grid bank of one width (w = 1, the mean reference) with the linear first
         for a, b, _ in blocks:
             Gv = gram(X[:, a:b])
-            yield Gv
-            Dv = sq_dists_from_gram(Gv)
-            off = Dv[~np.eye(*Dv.shape, dtype=bool)]
-            yield gaussian_from_sqdist(Dv, float(np.sqrt(off.mean())) if off.size else 1.0, "sigma")
+            yield from _bank_gauss_grid(X[:, a:b], Gv, sq_dists_from_gram(Gv), widths=(1.0,), linear=True)[0]
 
     names = [f"{k}({name})" for *_, name in blocks for k in ("linear", "gauss")]
     return kernels(), names, {"views": list(views), "normalize": normalize}

@@ -139,7 +139,7 @@ def _label_free_scores(records: list[dict], names: list[str], bank: KernelBank) 
     """Add each label-free score of ``names`` (:data:`mkclust.metrics.LABEL_FREE`) to the metrics of
     every record with labels, computed on the equal-weight mean of ``bank``'s kernels (one distance for
     every setting and method of the data set); NaN for a record without labels."""
-    Kavg = bank.gram().mean(axis=0)
+    Kavg = run_input(None, bank, "kernel", {"kernel": "ew"})[0]   # the bank's equal-weight mean, as "ew" runs fit
     for rec in records:
         for name in names:
             lab = rec["labels"]

@@ -48,8 +48,8 @@ from mkclust._io import atomic_path  # noqa: E402
 from mkclust.repro.configuration import as_list  # noqa: E402
 from mkclust.repro.reference import load_reference  # noqa: E402
 from mkclust.repro.reporting._titles import TITLE_FONTSIZE, title as _title  # noqa: E402
-from mkclust.repro.reporting.rank_figures import rank_cost, ranks_by  # noqa: E402
-from mkclust.repro.reporting.ranks import RankTest, rank_test, values_from_table  # noqa: E402
+from mkclust.repro.reporting.rank_figures import rank_cost, ranked, ranks_by  # noqa: E402
+from mkclust.repro.reporting.ranks import RankTest  # noqa: E402
 from mkclust.repro.reporting.tables import _where, build_table, finished_runs, xcol  # noqa: E402
 from mkclust.repro.reporting.verdicts import fitted_slope  # noqa: E402
 
@@ -386,10 +386,7 @@ def cd_diagram(test: RankTest, title: str = "") -> plt.Figure:
 def ranks(results: pd.DataFrame, spec: dict) -> plt.Figure:
     """The critical-difference diagram of the table ``spec`` describes (its ``columns``, rules and
     ``datasets``) on ``metric`` (default acc): average ranks, Friedman's test, Nemenyi at ``alpha``."""
-    metric = spec.get("metric", "acc")
-    tidy = build_table(results, {**spec, "metrics": [metric]}, spec.get("datasets"))
-    test = rank_test(values_from_table(tidy, metric), metric, float(spec.get("alpha", 0.05)))
-    return cd_diagram(test, spec.get("title", ""))
+    return cd_diagram(ranked(results, spec)[1], spec.get("title", ""))
 
 
 FIGURE_KINDS = {"bars": bars, "sweep": sweep, "timing": timing, "heatmap": heatmap, "weights": weights,

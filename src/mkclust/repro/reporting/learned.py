@@ -5,11 +5,10 @@ table, and the sentence that words them."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from mkclust.repro.reporting.pairwise import ROPE, bayes_signed_rank, holm, median_interval, prob_text, wilcoxon_p
-from mkclust.repro.reporting.ranks import DECIMALS, LEARNED_ROW, is_rank_row, values_from_table
+from mkclust.repro.reporting.pairwise import ROPE, compare_pair, holm, pair_text, wilcoxon_p
+from mkclust.repro.reporting.ranks import DECIMALS, LEARNED_ROW, summary_blank, values_from_table
 
 _LEARNED_HEAD = ("Learning the kernel weights against the same method on the average kernel ({metric} over {n} data "
                  "sets; the median difference learned - average with its 95 % bootstrap interval; the learned "
@@ -22,34 +21,19 @@ def with_learned_rows(tidy: pd.DataFrame, pairs: dict, metric: str = "acc") -> t
     data set :data:`LEARNED_ROW`, on ``metric``: value the median difference over the data sets where
     both have a value (rounded as the ranks are), ``chosen`` the pair's whole result in words, and the
     summary line (:func:`learned_line`). Data sets not counted are left out."""
-    rows = tidy[~tidy["dataset"].map(is_rank_row)] if len(tidy) else tidy
-    v = values_from_table(rows, metric).round(DECIMALS) if len(rows) else pd.DataFrame()
-    items = []
-    for learned, average in pairs.items():
-        if learned not in v.columns or average not in v.columns:
-            continue
-        both = v[[learned, average]].dropna()
-        if both.empty:
-            continue
-        d = (both[learned] - both[average]).to_numpy(float)
-        p = 1.0 if not np.any(d) else wilcoxon_p(d)
-        items.append((learned, average, d, p))
-    if not items:   # a rebuild from an archive without these runs yet
+    v = values_from_table(tidy, metric).round(DECIMALS) if len(tidy) else pd.DataFrame()
+    found = [(learned, average, v[[learned, average]].dropna()) for learned, average in pairs.items()
+             if learned in v.columns and average in v.columns]
+    found = [(learned, average, both) for learned, average, both in found if len(both)]
+    if not found:   # a rebuild from an archive without these runs yet
         return tidy, [f"No comparison of learned and average kernels on {metric}: no data set has both columns of a "
                       "pair."]
-    adjusted = holm([p for *_, p in items])
-    rows = []
-    blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}
-    blank.update({c: "" for c in ("flags", "derived", "na_reason", "vs", "cause", "evidence") if c in tidy.columns})
-    blank.update(oracle=False, seeds_rule=tidy["seeds_rule"].iloc[0], params_rule=tidy["params_rule"].iloc[0])
-    for (learned, average, d, _), p in zip(items, adjusted):
-        med, lo, hi = median_interval(d)
-        a, b, c = bayes_signed_rank(d, np.zeros_like(d)) if d.size else (np.nan,) * 3
-        text = (f"{learned} against {average} {med:+.3f} [{lo:+.3f}, {hi:+.3f}], {int((d > 0).sum())}/"
-                f"{int((d == 0).sum())}/{int((d < 0).sum())}, p = {p:.2g}, "
-                f"P = {'/'.join(prob_text(x) for x in (a, b, c))}")
-        rows.append({**blank, "dataset": LEARNED_ROW, "column": learned, "metric": metric, "value": med,
-                     "n_runs": int(d.size), "chosen": text, "p_value": float(p)})
+    adjusted = holm([wilcoxon_p(both[learned] - both[average]) for learned, average, both in found])
+    blank, rows = summary_blank(tidy), []
+    for (learned, average, both), p in zip(found, adjusted):
+        r = {**compare_pair(both[learned], both[average]), "p_holm": float(p)}
+        rows.append({**blank, "dataset": LEARNED_ROW, "column": learned, "metric": metric, "value": r["median_diff"],
+                     "n_runs": len(both), "chosen": f"{learned} against {average} {pair_text(r)}", "p_value": float(p)})
     out = pd.concat([tidy, pd.DataFrame(rows)], ignore_index=True)
     return out, [learned_line(out, metric)]
 

@@ -17,10 +17,12 @@ BOOTSTRAP_RESAMPLES = 2_000
 
 
 def wilcoxon_p(d) -> float:
-    """Two-sided Wilcoxon signed-rank p-value of the differences ``d`` (zeros split, Demsar 2006 Sect. 3.1.3)."""
+    """Two-sided Wilcoxon signed-rank p-value of the differences ``d`` (zeros split, Demsar 2006
+    Sect. 3.1.3); 1 when every difference is zero."""
     from scipy.stats import wilcoxon
 
-    return float(wilcoxon(d, zero_method="zsplit").pvalue)
+    d = np.asarray(d, dtype=float)
+    return 1.0 if not np.any(d) else float(wilcoxon(d, zero_method="zsplit").pvalue)
 
 
 def holm(p_values) -> np.ndarray:
@@ -29,6 +31,12 @@ def holm(p_values) -> np.ndarray:
 
     p = np.asarray(p_values, dtype=float)
     return multipletests(p, method="holm")[1] if p.size else p
+
+
+def counts(d) -> dict:
+    """Wins, ties and losses of the differences ``d`` (positive, zero, negative)."""
+    d = np.asarray(d, dtype=float)
+    return {"wins": int((d > 0).sum()), "ties": int((d == 0).sum()), "losses": int((d < 0).sum())}
 
 
 def pairwise_wilcoxon(values: pd.DataFrame) -> pd.DataFrame:
@@ -41,9 +49,7 @@ def pairwise_wilcoxon(values: pd.DataFrame) -> pd.DataFrame:
     for i, a in enumerate(cols):
         for b in cols[i + 1:]:
             d = values[a].to_numpy(float) - values[b].to_numpy(float)
-            p = 1.0 if np.all(d == 0) else wilcoxon_p(d)
-            rows.append({"a": a, "b": b, "wins": int((d > 0).sum()), "ties": int((d == 0).sum()),
-                         "losses": int((d < 0).sum()), "median_diff": float(np.median(d)), "p": p})
+            rows.append({"a": a, "b": b, **counts(d), "median_diff": float(np.median(d)), "p": wilcoxon_p(d)})
     out = pd.DataFrame(rows, columns=["a", "b", "wins", "ties", "losses", "median_diff", "p"])
     out["p_holm"] = holm(out["p"])
     return out
@@ -80,3 +86,23 @@ def prob_text(x: float) -> str:
     """A probability in two decimals without the leading zero (".62", "1", "0")."""
     t = f"{x:.2f}"
     return "1" if t == "1.00" else "0" if t == "0.00" else t.lstrip("0")
+
+
+def compare_pair(x, y, rope: float = ROPE) -> dict:
+    """``x`` against ``y`` over the same data sets: wins / ties / losses of x, the median of x - y with
+    its 95 % bootstrap interval (:func:`median_interval`) and the Bayesian signed-rank probabilities
+    that x is better by more than ``rope``, that they are within it, that y is better
+    (:func:`bayes_signed_rank`)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    med, lo, hi = median_interval(x - y)
+    x_better, equal, y_better = bayes_signed_rank(x, y, rope)
+    return {**counts(x - y), "median_diff": med, "ci_low": lo, "ci_high": hi, "p_x_better": x_better,
+            "p_equivalent": equal, "p_y_better": y_better}
+
+
+def pair_text(r: dict, keys: tuple = ("p_x_better", "p_equivalent", "p_y_better")) -> str:
+    """A :func:`compare_pair` result (with its ``p_holm``; ``keys``: the names of its three
+    probabilities) in words: "+0.012 [-0.003, +0.030], 9/0/5, p = 0.31, P = .62/.20/.18"."""
+    probs = "/".join(prob_text(r[k]) for k in keys)
+    return (f"{r['median_diff']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], {r['wins']}/{r['ties']}/"
+            f"{r['losses']}, p = {r['p_holm']:.2g}, P = {probs}")

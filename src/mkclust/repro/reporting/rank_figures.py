@@ -21,7 +21,10 @@ from mkclust.repro.reporting.ranks import column_seconds, rank_test, values_from
 from mkclust.repro.reporting.tables import build_table
 
 
-def _ranked(results: pd.DataFrame, spec: dict):
+def ranked(results: pd.DataFrame, spec: dict):
+    """(metric, :func:`~mkclust.repro.reporting.ranks.rank_test`) of the table ``spec`` describes (its
+    ``columns``, rules and ``datasets``) on its ``metric`` (default acc) at its ``alpha`` (0.05): what
+    every ranking figure draws."""
     metric = spec.get("metric", "acc")
     tidy = build_table(results, {**spec, "metrics": [metric]}, spec.get("datasets"))
     return metric, rank_test(values_from_table(tidy, metric), metric, float(spec.get("alpha", 0.05)))
@@ -39,7 +42,7 @@ def pareto_front(cost: pd.Series, rank: pd.Series) -> list[str]:
 def rank_cost(results: pd.DataFrame, spec: dict) -> plt.Figure:
     """Average rank (1 the best, at the top) against median CPU seconds per fit (finished fits only),
     every column of the table ``spec`` describes, the Pareto front joined."""
-    metric, test = _ranked(results, spec)
+    metric, test = ranked(results, spec)
     seconds = column_seconds(results, spec)
     cost = seconds.reindex(test.average.index).dropna() if seconds is not None else pd.Series(dtype=float)
     rank = test.average.reindex(cost.index)
@@ -72,7 +75,7 @@ def group_ranks(ranks: pd.DataFrame, by: dict) -> pd.DataFrame:
 
 def ranks_by(results: pd.DataFrame, spec: dict) -> plt.Figure:
     """A heat map of :func:`group_ranks` (``spec['by']``), the overall average rank as the last column."""
-    metric, test = _ranked(results, spec)
+    metric, test = ranked(results, spec)
     table = group_ranks(test.ranks, spec["by"])
     table[f"all ({test.n_datasets})"] = test.average
     fig, ax = plt.subplots(figsize=(1.2 + 1.1 * table.shape[1], 0.8 + 0.32 * table.shape[0]))

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mkclust.repro.reporting.pairwise import ROPE, bayes_signed_rank, median_interval, pairwise_wilcoxon, prob_text
+from mkclust.repro.reporting.pairwise import ROPE, compare_pair, pair_text, pairwise_wilcoxon
 from mkclust.repro.reporting.tables import column_runs, counted
 
 # scipy.stats (about 1 s to import) is imported where it is used: a table job imports this module for
@@ -139,41 +139,34 @@ def rank_test(values: pd.DataFrame, metric: str = "acc", alpha: float = 0.05,
                     alpha, v, f_stat, f_p)
 
 
-def versus_best(test: RankTest, rope: float = ROPE) -> pd.DataFrame:
-    """The best-ranked method against each other one, in rank order: wins / ties / losses, the median
-    difference best - other with its 95 % bootstrap interval, the Wilcoxon p-value after Holm's
-    correction over every pair of the test (:func:`pairwise_wilcoxon`), and the Bayesian signed-rank
-    probabilities that the best is better by more than ``rope``, that they are within it, that the
-    other is better (:func:`bayes_signed_rank`)."""
+def versus_best(test: RankTest, rope: float = ROPE, pairs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The best-ranked method against each other one, in rank order (:func:`compare_pair`: wins / ties
+    / losses, the median difference best - other with its 95 % bootstrap interval, the Bayesian
+    signed-rank probabilities ``p_best_better``, ``p_equivalent``, ``p_other_better``) and the Wilcoxon
+    p-value after Holm's correction over every pair of the test (``pairs``, :func:`pairwise_wilcoxon` of
+    the test's values, computed here when not given)."""
     v, best = test.values, test.average.index[0]
-    pairs = pairwise_wilcoxon(v[list(test.average.index)])
-    rows = []
-    for other in test.average.index[1:]:
-        d = v[best].to_numpy(float) - v[other].to_numpy(float)
-        med, lo, hi = median_interval(d)
-        pr = pairs[(pairs["a"] == best) & (pairs["b"] == other)].iloc[0]
-        best_better, equal, other_better = bayes_signed_rank(v[best], v[other], rope)
-        rows.append({"method": other, "wins": int((d > 0).sum()), "ties": int((d == 0).sum()),
-                     "losses": int((d < 0).sum()), "median_diff": med, "ci_low": lo, "ci_high": hi,
-                     "p_holm": float(pr["p_holm"]), "p_best_better": best_better, "p_equivalent": equal,
-                     "p_other_better": other_better})
-    return pd.DataFrame(rows)
+    pairs = pairwise_wilcoxon(v[list(test.average.index)]) if pairs is None else pairs
+    holm_p = {b: p for a, b, p in zip(pairs["a"], pairs["b"], pairs["p_holm"]) if a == best}
+    out = pd.DataFrame([{"method": other, **compare_pair(v[best], v[other], rope), "p_holm": float(holm_p[other])}
+                        for other in test.average.index[1:]])
+    return out.rename(columns={"p_x_better": "p_best_better", "p_y_better": "p_other_better"})
 
 
 def values_from_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """data sets x columns of one metric's values from a tidy table (:func:`build_table`), without the
-    data sets the table does not count (``not_counted``: a second copy of another set's data)."""
+    """data sets x columns of one metric's values from a tidy table (:func:`build_table`), without its
+    summary rows (:func:`is_rank_row`) and the data sets the table does not count (``not_counted``: a
+    second copy of another set's data)."""
     t = counted(tidy) if "flags" in tidy.columns else tidy
-    t = t[t["metric"] == metric]
+    t = t[(t["metric"] == metric) & ~t["dataset"].map(is_rank_row)]
     return t.pivot_table(index="dataset", columns="column", values="value", sort=False, dropna=False)
 
 
-def pairs_line(test: RankTest, rope: float = ROPE) -> str:
+def pairs_line(test: RankTest, rope: float = ROPE, pairs: pd.DataFrame | None = None) -> str:
     """The best method against each other one, in words (:func:`versus_best`)."""
-    vs, best = versus_best(test, rope), test.average.index[0]
-    probs = [(r.p_best_better, r.p_equivalent, r.p_other_better) for r in vs.itertuples()]
-    parts = [f"{r.method} {r.median_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {r.wins}/{r.ties}/{r.losses}, "
-             f"p = {r.p_holm:.2g}, P = {'/'.join(map(prob_text, pr))}" for r, pr in zip(vs.itertuples(), probs)]
+    vs, best = versus_best(test, rope, pairs), test.average.index[0]
+    keys = ("p_best_better", "p_equivalent", "p_other_better")
+    parts = [f"{r['method']} {pair_text(r, keys)}" for r in vs.to_dict("records")]
     return (f"{best} against each other method (median difference in {test.metric} with its 95 % bootstrap "
             f"interval; {best}'s wins/ties/losses; Wilcoxon p after Holm; Bayesian signed-rank P({best} better"
             f" / within {rope:g} / worse)): {'; '.join(parts)}.")
@@ -206,8 +199,7 @@ def summary_lines(test: RankTest, seconds: pd.Series | None = None,
                      f"by this test: {', '.join(others)}.")
     if rest:
         lines.append(f"Ranked below it beyond the critical difference: {', '.join(rest)}.")
-    k = len(test.average)
-    if k >= 2 and test.values is not None and test.n_datasets >= 2:
+    if test.values is not None and test.n_datasets >= 2:   # rank_test has at least 2 methods
         pw = pairwise_wilcoxon(test.values[list(test.average.index)])
         sep = pw[pw["p_holm"] < test.alpha]
         from_best = [b for a, b in zip(sep["a"], sep["b"]) if a == best]
@@ -215,7 +207,7 @@ def summary_lines(test: RankTest, seconds: pd.Series | None = None,
                      f"{test.alpha:g} (the Nemenyi test {test.nemenyi_separated()}); {best} from "
                      f"{', '.join(from_best) if from_best else 'none'}.")
         if pairs:
-            lines.append(pairs_line(test))
+            lines.append(pairs_line(test, pairs=pw))
     if seconds is not None:
         s = seconds.reindex(top).dropna()
         if len(s):
@@ -299,6 +291,15 @@ RANK_ROW = "average rank"
 SECONDS = "cpu_seconds_per_fit"
 
 
+def summary_blank(tidy: pd.DataFrame) -> dict:
+    """A summary row of ``tidy`` before its own fields (rank rows, :data:`LEARNED_ROW` rows): blank
+    where a value row has text or numbers, with the table's rules."""
+    blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}
+    blank.update({c: "" for c in ("flags", "derived", "na_reason", "vs", "cause", "evidence") if c in tidy.columns})
+    blank.update(oracle=False, seeds_rule=tidy["seeds_rule"].iloc[0], params_rule=tidy["params_rule"].iloc[0])
+    return blank
+
+
 def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05, seconds: pd.Series | None = None,
                    paper_sets: dict[str, list[str]] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """``tidy`` with one more row per column and metric, data set :data:`RANK_ROW`, holding the
@@ -308,11 +309,7 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05, 
     A metric with no data set where two columns both have values gets no rows and a line saying why."""
     if tidy.empty:   # a rebuild from an archive without any of the table's runs yet
         return tidy, [f"No ranking on {', '.join(metrics)}: the table has no runs."]
-    rows, lines = [], []
-    # a rank row is blank where a value row has text or numbers, and shares the table's rules
-    blank = {c: ("" if tidy[c].dtype == object else np.nan) for c in tidy.columns}
-    blank.update({c: "" for c in ("flags", "derived", "na_reason", "vs", "cause", "evidence") if c in tidy.columns})
-    blank.update(oracle=False, seeds_rule=tidy["seeds_rule"].iloc[0], params_rule=tidy["params_rule"].iloc[0])
+    rows, lines, blank = [], [], summary_blank(tidy)
     for m in metrics:
         try:
             test = rank_test(values_from_table(tidy, m), m, alpha)
@@ -336,7 +333,7 @@ def ranking(tidy: pd.DataFrame, metric: str = "acc") -> tuple[RankTest, pd.Serie
     """The rank test of a ranked table read back (its value rows), its methods' CPU seconds per fit
     (from its rank rows; None for a table written without them) and its papers' average ranks (from
     their rows, :func:`paper_row`; empty without them): what :func:`summary_lines` takes."""
-    test = rank_test(values_from_table(tidy[~tidy["dataset"].map(is_rank_row)], metric), metric)
+    test = rank_test(values_from_table(tidy, metric), metric)
     rows = tidy[(tidy["dataset"] == RANK_ROW) & (tidy["metric"] == metric)]
     seconds = rows.set_index("column")[SECONDS].dropna() if SECONDS in rows.columns else None
     papers = {}
