@@ -66,6 +66,16 @@ def majority_acc(labels_true, labels_pred) -> float:
     return purity(labels_true, labels_pred)
 
 
+def majority_share(labels_true) -> float:
+    """The largest class's share of the samples: the accuracy (and purity) of the trivial partition
+    that puts every sample in one cluster, the floor a clustering must beat to say anything."""
+    t = check_labels(labels_true, "labels_true")
+    if t.size == 0:
+        raise ValueError("labels are empty")
+    counts = np.bincount(t)
+    return float(counts.max() / counts.sum())
+
+
 def nmi(labels_true, labels_pred, average_method: str = "max") -> float:
     """Normalised mutual information; ``average_method`` is one of ``max`` (default, the RMKKM
     authors' code), ``arithmetic``, ``geometric`` or ``min``."""

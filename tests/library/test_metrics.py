@@ -74,3 +74,13 @@ def test_the_kernel_silhouette_of_a_linear_kernel_is_the_euclidean_silhouette():
     rand = np.random.default_rng(0).integers(0, 3, 90)
     assert abs(kernel_silhouette(K, rand)) < 0.1
     assert np.isnan(kernel_silhouette(K, np.zeros(90, int)))
+
+
+def test_majority_share_is_the_accuracy_of_one_cluster():
+    y = np.array(["a", "b", "b", "c", "b", "a", "b"])   # b holds 4 of 7
+    assert metrics.majority_share(y) == pytest.approx(4 / 7)
+    one_cluster = np.zeros(len(y), dtype=int)
+    assert metrics.acc(y, one_cluster) == pytest.approx(metrics.majority_share(y))
+    assert metrics.purity(y, one_cluster) == pytest.approx(metrics.majority_share(y))
+    with pytest.raises(ValueError, match="empty"):
+        metrics.majority_share([])

@@ -9,7 +9,7 @@ from mkclust._io import corrupt
 from mkclust.repro.configuration import as_list
 
 RESULT_COLUMNS = ["experiment", "algorithm", "estimator", "dataset", "bank", "param_id", "params", "seed",
-                  "status", "reason", "n", "n_clusters", "kernel_name", "objective", "n_iter", "fit_seconds",
+                  "status", "reason", "n", "n_clusters", "majority_share", "kernel_name", "objective", "n_iter", "fit_seconds",
                   "cpu_seconds", "peak_rss_mb", "timing", "dataset_flags", "kernel_weights"]
 
 

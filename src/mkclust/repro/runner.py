@@ -238,6 +238,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
         "experiment": run.experiment, "algorithm": run.algorithm, "estimator": run.estimator,
         "dataset": run.dataset, "bank": run.bank, "params": run.params, "param_id": run.param_id,
         "seed": run.seed, "n": ds.n, "n_clusters": int(params["n_clusters"]), "kernel_name": kernel_name,
+        "majority_share": _metrics.majority_share(ds.y),
         "status": status, "reason": reason,
         "labels": [] if labels is None else labels.tolist(), "metrics": scores,
         "cluster_sizes": [] if labels is None else np.bincount(labels, minlength=int(params["n_clusters"])).tolist(),
