@@ -860,3 +860,36 @@ def test_timing_small_multiples_draw_one_panel_per_algorithm_in_the_specs_order(
     axes = [ax for ax in fig.axes if ax.get_title()]
     assert [ax.get_title() for ax in axes] == ["C, slope 3.00", "A, slope 2.00", "B, slope 1.00"]
     assert all(sum(line.get_color() == "0.85" for line in ax.get_lines()) == 2 for ax in axes)
+
+
+def test_sets_no_method_beats_one_cluster_on_are_flagged_and_ranked_apart(tmp_path):
+    """``trivial: true``: a set where the best column's accuracy is within 0.01 of the largest class's
+    share (t: .710 against .700, the boundary) is flagged, kept in the table, left out of the main
+    ranking and ranked apart in one line; a set whose runs record no share (u, an older archive) is
+    not judged; the written table read back gives the same ranking and line."""
+    from mkclust.repro.reporting.ranks import APART_ROW, apart_line, ranking, with_rank_rows
+    from mkclust.repro.reporting.tables import TRIVIAL, read_tables, trivial_sets
+    values = {"a": (.9, .8, .6, .5), "b": (.8, .9, .7, .5), "c": (.9, .7, .6, .5), "t": (.70, .705, .71, .70),
+              "u": (.3, .2, .1, math.nan)}
+    runs = frame([{"dataset": d, "algorithm": m, "param_id": "default", "seed": 0, "acc": v, "majority_share": share}
+                  for d, (*vals, share) in values.items() for m, v in zip("ABC", vals)])
+    spec = {"metrics": ["acc"], "trivial": True}
+    tidy = build_table(runs, spec)
+    assert trivial_sets(tidy, runs) == ["t"]
+    assert set(tidy.loc[tidy["flags"] == TRIVIAL, "dataset"]) == {"t"} and "t" in set(tidy["dataset"])
+    ranked, lines = with_rank_rows(tidy, ["acc"])
+    main = ranked[(ranked["dataset"] == "average rank") & (ranked["metric"] == "acc")].set_index("column")["value"]
+    assert main.to_dict() == {"A": 1.25, "B": 1.75, "C": 3.0} and set(ranked["n_runs"][ranked["dataset"] ==
+                                                                                       "average rank"]) == {4}
+    apart = ranked[ranked["dataset"] == APART_ROW].set_index("column")["value"]
+    assert apart.to_dict() == {"C": 1.0, "B": 2.0, "A": 3.0}
+    said = [ln for ln in lines if "one cluster" in ln]
+    assert len(said) == 1 and said[0].startswith("Ranked apart: on 1 data set (t) no method's accuracy beats")
+    write_table(ranked, str(tmp_path / "t"), "T")
+    back = read_tables({"t": tmp_path / "t.csv"})["t"]
+    assert ranking(back, "acc")[0].average.to_dict() == main.to_dict()
+    assert apart_line(back, "acc")[1] == said[0]
+    md = (tmp_path / "t.md").read_text()
+    assert f"t [{TRIVIAL}]" in md and md.count(f"[{TRIVIAL}]:") == 1
+    with pytest.raises(ValueError, match="needs acc"):
+        build_table(runs.assign(nmi=runs["acc"]), {"metrics": ["nmi"], "trivial": True})

@@ -9,8 +9,8 @@ from mkclust._io import corrupt
 from mkclust.repro.configuration import as_list
 
 RESULT_COLUMNS = ["experiment", "algorithm", "estimator", "dataset", "bank", "param_id", "params", "seed",
-                  "status", "reason", "n", "n_clusters", "majority_share", "kernel_name", "objective", "n_iter", "fit_seconds",
-                  "cpu_seconds", "peak_rss_mb", "timing", "dataset_flags", "kernel_weights"]
+                  "status", "reason", "n", "n_clusters", "majority_share", "kernel_name", "objective", "n_iter",
+                  "fit_seconds", "cpu_seconds", "peak_rss_mb", "timing", "dataset_flags", "kernel_weights"]
 
 
 def records_to_frame(records: list[dict]):

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from mkclust.repro.reporting.pairwise import ROPE, compare_pair, pair_text, pairwise_wilcoxon
-from mkclust.repro.reporting.tables import column_runs, counted
+from mkclust.repro.reporting.tables import TRIVIAL, column_runs, counted, has_flag
 
 # scipy.stats (about 1 s to import) is imported where it is used: a table job imports this module for
 # its rank rows and needs it only if it ranks
@@ -153,11 +153,16 @@ def versus_best(test: RankTest, rope: float = ROPE, pairs: pd.DataFrame | None =
     return out.rename(columns={"p_x_better": "p_best_better", "p_y_better": "p_other_better"})
 
 
-def values_from_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
+def values_from_table(tidy: pd.DataFrame, metric: str, apart: bool = False) -> pd.DataFrame:
     """data sets x columns of one metric's values from a tidy table (:func:`build_table`), without its
     summary rows (:func:`is_rank_row`) and the data sets the table does not count (``not_counted``: a
-    second copy of another set's data)."""
+    second copy of another set's data); without the sets flagged :data:`~.tables.TRIVIAL` (no column
+    beats one cluster there), or (``apart``) those alone."""
     t = counted(tidy) if "flags" in tidy.columns else tidy
+    if "flags" in t.columns:
+        t = t[has_flag(t, TRIVIAL) == apart]
+    elif apart:
+        t = t.iloc[0:0]
     t = t[(t["metric"] == metric) & ~t["dataset"].map(is_rank_row)]
     return t.pivot_table(index="dataset", columns="column", values="value", sort=False, dropna=False)
 
@@ -286,6 +291,8 @@ def is_rank_row(label) -> bool:
 
 #: the row label of the average ranks appended to a table (:func:`with_rank_rows`)
 RANK_ROW = "average rank"
+#: the row label of the average ranks over the sets ranked apart (:func:`apart_line`)
+APART_ROW = f"{RANK_ROW}, ranked apart"
 #: the column of a rank row holding its method's median CPU seconds per fit (:func:`column_seconds`), so
 #: a summary made from the table alone (:func:`ranking`) names the cheapest of the best group as its legend does
 SECONDS = "cpu_seconds_per_fit"
@@ -300,12 +307,36 @@ def summary_blank(tidy: pd.DataFrame) -> dict:
     return blank
 
 
+def apart_line(tidy: pd.DataFrame, metric: str) -> tuple[list[dict], str]:
+    """The ranking of the sets flagged :data:`~.tables.TRIVIAL` apart from the others: rows
+    :data:`APART_ROW` (each column's average rank over them, on ``metric``) and the one sentence that
+    names them; none without such sets."""
+    v = values_from_table(tidy, metric, apart=True)
+    v = v[v.notna().all(axis=1)]
+    if v.empty or v.shape[1] < 2:
+        return [], ""
+    from scipy.stats import rankdata
+
+    avg = pd.DataFrame([rankdata(-row) for row in v.round(DECIMALS).to_numpy()], columns=v.columns).mean()
+    avg = avg.sort_values(kind="stable")
+    blank = summary_blank(tidy)
+    rows = [{**blank, "dataset": APART_ROW, "column": col, "metric": metric, "value": float(r), "n_runs": len(v),
+             "chosen": f"over {len(v)} data sets"} for col, r in avg.items()]
+    line = (f"Ranked apart: on {len(v)} data set{'s' if len(v) != 1 else ''} ({', '.join(map(str, v.index))}) no "
+            f"method's accuracy beats putting every sample in one cluster (the largest class's share) by more than "
+            f"{ROPE:g}, so their ranks order noise and the ranking above leaves them out; their average ranks on "
+            f"{metric}: " + ", ".join(f"{m} {r:.2f}" for m, r in avg.items()) + ".")
+    return rows, line
+
+
 def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05, seconds: pd.Series | None = None,
                    paper_sets: dict[str, list[str]] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """``tidy`` with one more row per column and metric, data set :data:`RANK_ROW`, holding the
     column's average rank over the data sets where every column has a value; given ``paper_sets``,
     one more per paper (:func:`paper_row`), the average over that paper's sets (:func:`paper_ranks`);
-    and the generated summary lines (:func:`summary_lines`) of each metric, for the table's legend.
+    the sets no method beats one cluster on ranked apart (:func:`apart_line`); and the generated summary
+    lines (:func:`summary_lines`) of each metric, for the table's legend (the sets ranked apart said
+    once, under the first metric).
     A metric with no data set where two columns both have values gets no rows and a line saying why."""
     if tidy.empty:   # a rebuild from an archive without any of the table's runs yet
         return tidy, [f"No ranking on {', '.join(metrics)}: the table has no runs."]
@@ -326,6 +357,9 @@ def with_rank_rows(tidy: pd.DataFrame, metrics: list[str], alpha: float = 0.05, 
                       "n_runs": k, "chosen": f"over {k} of its data sets", SECONDS: math.nan}
                      for col in test.average.index]
         lines += summary_lines(test, seconds, papers, pairs=m == metrics[0])   # effect sizes on the first metric
+        apart, line = apart_line(tidy, m)
+        rows += apart
+        lines += [line] if line and m == metrics[0] else []
     return pd.concat([tidy, pd.DataFrame(rows)], ignore_index=True), lines
 
 

@@ -34,7 +34,7 @@ import pandas as pd
 from mkclust.repro.captions import paper_name
 from mkclust.repro.reporting.pages import not_evaluated_note
 from mkclust.repro.reporting.learned import learned_line
-from mkclust.repro.reporting.ranks import RANK_ROW, ranking, summary_lines
+from mkclust.repro.reporting.ranks import RANK_ROW, apart_line, ranking, summary_lines
 from mkclust.repro.targets import paper_output, summary_path
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -208,7 +208,8 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
         return "\n".join([BENCH_BEGIN, "", f"{head}: {_missing(arch)}", "", BENCH_END])
     table = table or summary["papers"][paper]["headline"]
     tidy = pd.read_csv(paper_output(str(figures), paper, table, "csv"))
-    text = f"{head}, every method at its defaults: " + " ".join(summary_lines(*ranking(tidy, metric), pairs=False))
+    lines = summary_lines(*ranking(tidy, metric), pairs=False) + [t for t in [apart_line(tidy, metric)[1]] if t]
+    text = f"{head}, every method at its defaults: " + " ".join(lines)
     text += _stale(arch)
     folder = f"{pages}/{paper}" if pages else f"figures/{paper}"
     return "\n".join([BENCH_BEGIN, "", text, "", f"![The critical-difference diagram]({folder}/{figure}.png)",
@@ -249,7 +250,8 @@ def benchmark_doc_block(figures: Path, link: str, paper: str = BENCHMARK, metric
         if not (tidy["dataset"] == RANK_ROW).any():
             continue
         title = csv.with_suffix(".md").read_text(encoding="utf-8").split("\n", 1)[0].strip("*")
-        lines = summary_lines(*ranking(tidy, metric)) + [t for t in [learned_line(tidy, metric)] if t]
+        lines = summary_lines(*ranking(tidy, metric)) + [t for t in [apart_line(tidy, metric)[1],
+                                                                      learned_line(tidy, metric)] if t]
         out += [f"**{title}** ([{csv.stem}]({link}/{paper}/{csv.stem}.md)): " + " ".join(lines) + _stale(arch), ""]
     for png in sorted(folder.glob("*.png")):
         out += [f"![{png.stem}]({link}/{paper}/{png.name})", ""]

@@ -15,6 +15,7 @@ from mkclust.repro.configuration import as_list
 from mkclust.repro.reference import CAUSES, load_reference
 from mkclust.repro.reporting._html import html_page, html_table, write_text
 from mkclust.repro.reporting.causes import GAP, cell_list, gap_groups
+from mkclust.repro.reporting.pairwise import ROPE
 from mkclust.repro.reporting.reduce import NoSelector, reduce_runs
 from mkclust.repro.reporting.reference_run import REFERENCE_MARKS
 
@@ -177,11 +178,45 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
     tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
     skip = set(spec.get("not_counted") or {})
     if skip and len(tidy):
-        out = tidy["dataset"].isin(skip)
-        tidy.loc[out, "flags"] = [f"{f};{NOT_COUNTED}" if f else NOT_COUNTED for f in tidy.loc[out, "flags"]]
+        _flag(tidy, skip, NOT_COUNTED)
+    if spec.get("trivial") and len(tidy):
+        _flag(tidy, trivial_sets(tidy, results), TRIVIAL)
     if spec.get("compare") and len(tidy):
         _compare(tidy, series, spec["compare"], skip)
     return tidy
+
+
+#: the flag of a data set on which no column's accuracy beats the one-cluster partition (every sample in
+#: one cluster: the largest class's share, the runs' ``majority_share``) by more than :data:`ROPE`, in a
+#: table whose spec asks (``trivial: true``): its ranks order noise, so it is shown but ranked apart
+#: (:mod:`.ranks`)
+TRIVIAL = "no better than one cluster"
+
+
+def _flag(tidy: pd.DataFrame, sets, flag: str) -> None:
+    """Add ``flag`` to the ``flags`` of the rows of ``sets`` (in place)."""
+    rows = tidy["dataset"].isin(list(sets))
+    tidy.loc[rows, "flags"] = [f"{f};{flag}" if f else flag for f in tidy.loc[rows, "flags"]]
+
+
+def has_flag(tidy: pd.DataFrame, flag: str) -> np.ndarray:
+    """A boolean mask of the rows of ``tidy`` whose ``flags`` hold ``flag``."""
+    return np.asarray([flag in str(f).split(";") for f in tidy["flags"].fillna("")], dtype=bool)
+
+
+def trivial_sets(tidy: pd.DataFrame, results: pd.DataFrame, margin: float = ROPE) -> list[str]:
+    """The data sets of ``tidy`` where no column's accuracy exceeds the one-cluster partition's (the
+    largest class's share, ``majority_share`` of the runs) by more than ``margin``, both rounded to the
+    three decimals the tables show. A set without a run recording its share is not judged (records
+    written before the field existed)."""
+    if "acc" not in set(tidy["metric"]):
+        raise ValueError("trivial: true compares accuracy with the one-cluster partition: the table needs acc "
+                         f"among its metrics (it has {sorted(set(tidy['metric']))})")
+    if "majority_share" not in results.columns:
+        return []
+    share = results.groupby("dataset")["majority_share"].max().dropna().round(3)
+    best = tidy[tidy["metric"] == "acc"].groupby("dataset", sort=False)["value"].max().round(3)
+    return [d for d, b in best.items() if d in share.index and not b - share[d] > margin + 1e-9]
 
 
 #: the flag of a data set a table shows but leaves out of its w/t/l rows and of every claim
@@ -191,8 +226,7 @@ NOT_COUNTED = "not counted"
 
 def counted(tidy: pd.DataFrame) -> pd.DataFrame:
     """The rows of a table that count in its claims (not flagged :data:`NOT_COUNTED`)."""
-    flagged = [NOT_COUNTED in str(f).split(";") for f in tidy["flags"].fillna("")]
-    return tidy.loc[~np.asarray(flagged, dtype=bool)]   # a boolean mask, also for a table with no rows
+    return tidy.loc[~has_flag(tidy, NOT_COUNTED)]   # a boolean mask, also for a table with no rows
 
 
 TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
@@ -306,8 +340,12 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
     if (tidy["na_reason"].fillna("") != "").any():
         reasons = sorted(set(tidy["na_reason"].fillna("")) - {""})
         text += " N/A: not run or not finished (" + "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "") + ")."
-    if (counted(tidy)["flags"] != "").any():
+    own = {NOT_COUNTED, TRIVIAL}
+    if any(set(str(f).split(";")) - own - {""} for f in counted(tidy)["flags"].fillna("")):
         text += " [flags] mark data sets that differ from the paper's (see the dataset meta)."
+    if has_flag(tidy, TRIVIAL).any():
+        text += (f" [{TRIVIAL}]: no column's accuracy beats putting every sample in one cluster (the largest class's"
+                 f" share) by more than {ROPE:g}: shown, ranked apart (the ranking's lines).")
     if len(counted(tidy)) < len(tidy):
         text += (f" [{NOT_COUNTED}]: shown, but left out of the w/t/l rows and of every claim"
                  " (the table's not_counted; its cause in the gaps below).")
