@@ -893,3 +893,26 @@ def test_sets_no_method_beats_one_cluster_on_are_flagged_and_ranked_apart(tmp_pa
     assert f"t [{TRIVIAL}]" in md and md.count(f"[{TRIVIAL}]:") == 1
     with pytest.raises(ValueError, match="needs acc"):
         build_table(runs.assign(nmi=runs["acc"]), {"metrics": ["nmi"], "trivial": True})
+
+
+def test_label_free_against_oracle_rows_are_a_second_kind_of_pair(tmp_path):
+    """label_free_vs_oracle: rows of their own label (out of any ranking), the difference label-free -
+    oracle (here the silhouette picks the worse kernel on 3 of 6 sets, by 0.1), and a sentence of its
+    own that the written table regenerates beside the learned-vs-average one."""
+    from mkclust.repro.reporting.learned import learned_line, with_pair_rows
+    from mkclust.repro.reporting.ranks import LABEL_FREE_ROW, values_from_table
+    from mkclust.repro.reporting.tables import read_tables
+    rows = [{"dataset": f"d{i}", "algorithm": "K-t", "param_id": pid, "seed": 0, "acc": acc + 0.01 * i,
+             "silhouette": sil if i < 3 else -sil}
+            for i in range(6) for pid, acc, sil in (("kernel=0", 0.8, 0.1), ("kernel=1", 0.7, 0.3))]
+    cols = {f"K:{by}": {"algorithm": "K-t", "params": "best_param_by_metric", "select_by": by}
+            for by in ("silhouette", "acc")}
+    tidy = build_table(frame(rows), {"metrics": ["acc"], "columns": cols})
+    out, lines = with_pair_rows(tidy, {"K:silhouette": "K:acc"}, "acc", "label_free_vs_oracle")
+    got = out[out["dataset"] == LABEL_FREE_ROW].set_index("column")
+    assert got.loc["K:silhouette", "value"] == pytest.approx(-0.05)   # median of three -0.1 and three 0
+    assert ", 0/3/3, " in got.loc["K:silhouette", "chosen"]
+    assert lines[0].startswith("Each grid's setting chosen without labels") and "P(label-free better" in lines[0]
+    assert LABEL_FREE_ROW not in set(values_from_table(out, "acc").index)
+    write_table(out, str(tmp_path / "t"), "T")
+    assert learned_line(read_tables({"t": tmp_path / "t.csv"})["t"]) == lines[0]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from mkclust.repro.jobs import job, summary
 from mkclust.repro.reporting import attach_causes, build_table, read_results, write_table
-from mkclust.repro.reporting.learned import with_learned_rows
+from mkclust.repro.reporting.learned import KINDS, with_pair_rows
 from mkclust.repro.reporting.ranks import column_seconds, with_rank_rows
 from mkclust.repro.reporting.reference_run import compare_with_reference
 from mkclust.repro.reporting.shape import SHAPE_METRICS, shape_lines, top_kernels, with_shape_metrics
@@ -36,9 +36,10 @@ with job(snakemake, "table") as log:  # noqa: F821
         tidy, lines = with_rank_rows(tidy, list(spec.get("metrics") or ["acc"]), alpha,
                                      column_seconds(results, spec), spec["ranks"].get("paper_sets"))
         legend = " ".join([legend, *lines]).strip()
-    if spec.get("learned_vs_average"):   # does learning kernel weights beat the average kernel?
-        tidy, lines = with_learned_rows(tidy, spec["learned_vs_average"], (spec.get("metrics") or ["acc"])[0])
-        legend = " ".join([legend, *lines]).strip()
+    for kind in KINDS:   # pairs of columns: learned weights vs the average kernel, label-free vs oracle choices
+        if spec.get(kind):
+            tidy, lines = with_pair_rows(tidy, spec[kind], (spec.get("metrics") or ["acc"])[0], kind)
+            legend = " ".join([legend, *lines]).strip()
     if shape:   # the shape metrics summed up per column
         lines = shape_lines(tidy, top_kernels(results, spec, rows), list(spec.get("columns") or {}))
         legend = " ".join([legend, *lines]).strip()

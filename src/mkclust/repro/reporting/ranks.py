@@ -42,6 +42,8 @@ DECIMALS = 3
 #: the row label of the comparison of methods learning kernel weights with their own method on the
 #: average kernel (:func:`mkclust.repro.reporting.learned.with_learned_rows`)
 LEARNED_ROW = "learned vs average"
+#: the row label of the comparison of settings chosen without labels with the oracle's (the same module)
+LABEL_FREE_ROW = "label-free vs oracle"
 
 
 @dataclass
@@ -285,8 +287,8 @@ def _paper_of(label) -> str | None:
 
 def is_rank_row(label) -> bool:
     """Whether a table row is one of the summary rows (:data:`RANK_ROW`, a paper's, or
-    :data:`LEARNED_ROW`) rather than a data set."""
-    return str(label).startswith(RANK_ROW) or str(label) == LEARNED_ROW
+    :data:`LEARNED_ROW`, :data:`LABEL_FREE_ROW`) rather than a data set."""
+    return str(label).startswith(RANK_ROW) or str(label) in (LEARNED_ROW, LABEL_FREE_ROW)
 
 
 #: the row label of the average ranks appended to a table (:func:`with_rank_rows`)
