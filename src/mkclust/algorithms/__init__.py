@@ -12,9 +12,13 @@ from mkclust.algorithms.kmeans import KernelKMeans, KMeansBaseline
 from mkclust.algorithms.lgmmc import LGMMC
 from mkclust.algorithms.mkc import MKC
 from mkclust.algorithms.odmc import ODMC
+from mkclust.algorithms.late_fusion import LFMVC
+from mkclust.algorithms.lmkkm import LMKKM
 from mkclust.algorithms.mkkm import MKKM
+from mkclust.algorithms.mkkm_mir import MKKMMiR, ONKC
 from mkclust.algorithms.rmkkm import RKKM, RMKKM
 from mkclust.algorithms.scmk import SCMK, SCSK
+from mkclust.algorithms.simplemkkm import SimpleMKKM
 from mkclust.algorithms.spectral import NormalizedCut, SpectralClustering
 
 #: registry name -> estimator class; a new method is one module plus one entry here
@@ -35,6 +39,12 @@ ALGORITHMS = {
     "gmmc": GMMC,
     "scsk": SCSK,
     "scmk": SCMK,
+    # the methods after the five papers (2014-2023): SimpleMKKM and its family
+    "simplemkkm": SimpleMKKM,
+    "mkkmmir": MKKMMiR,
+    "onkc": ONKC,
+    "lfmvc": LFMVC,
+    "lmkkm": LMKKM,
 }
 
 
@@ -52,4 +62,4 @@ def get_estimator(name: str, **params):
 
 __all__ = ["ALGORITHMS", "get_estimator", "KMeansBaseline", "KernelKMeans", "SpectralClustering",
            "NormalizedCut", "RKKM", "RMKKM", "MKKM", "AASC", "SCSK", "SCMK", "GUMKL", "MKC", "IterSVR", "ODMC", "LGMMC",
-           "GMMC"]
+           "GMMC", "SimpleMKKM", "MKKMMiR", "ONKC", "LFMVC", "LMKKM"]

@@ -1,0 +1,156 @@
+"""SimpleMKKM (Liu, Zhu, Liu, Xiong, Cao, Yin, Wang, Zhang; "SimpleMKKM: Simple Multiple Kernel
+K-means", IEEE TPAMI 45(4), 2023), and the base its family's estimators share
+(:mod:`mkclust.algorithms.mkkm_mir`).
+
+SimpleMKKM turns multiple kernel k-means' joint minimisation into a min-max: min over the weights
+gamma on the simplex of max over H'H = I_k of Tr(H' K_gamma H), K_gamma = sum_p gamma_p^2 K_p. The
+inner maximum is the sum of the k largest eigenvalues of K_gamma (Ky Fan), H its eigenvectors; as a
+function of gamma it is convex (a sum of leading eigenvalues is a convex, Loewner-monotone function
+of the matrix, and gamma_p^2 K_p is matrix-convex on gamma >= 0 for PSD K_p), with gradient
+d/dgamma_p = 2 gamma_p Tr(H' K_p H) (Danskin) where the k-th and (k+1)-th eigenvalues differ. No
+hyperparameter.
+
+The outer problem is solved by the paper's reduced gradient on the simplex (the SimpleMKL scheme):
+the largest weight is the base variable mu, the reduced gradient r_p = g_p - g_mu, the descent
+direction d_p = -r_p for every p with gamma_p > 0 or r_p < 0 (else 0), d_mu = -sum_{p != mu} d_p, and a
+line search over [0, t_max], t_max the step at which a weight reaches 0. The paper's line search is a
+golden-section search; here scipy's bounded Brent method (golden sections with parabolic steps): the
+objective is convex along the line, so both find its minimiser, Brent's with fewer eigendecompositions.
+A step is kept only if it lowers the objective, so the trace never increases. The fit stops when no
+weight moves by more than ``tol``, no descent direction is left, or after ``max_iter`` steps.
+
+Where the authors' code (simpleMKKM.m, 2021) departs: its loop never tests its iteration cap
+(``nbitermax``), and a misspelt option (``optiongoldensearchmax``) leaves the tolerance of its line search
+unset; neither changes the minimiser of the convex problem, only when a run stops, so no option
+reproduces them. Its demo's kernel preparation (centring, unit diagonal, H's rows normalised before
+k-means) is ``protocol="authors"``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import scipy.optimize
+from sklearn.utils import check_random_state
+
+from mkclust.algorithms._mkkm_family import PROTOCOLS, authors_kernels, combine, labels_from, leading, traces
+from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE_INT, StrOptions
+
+log = logging.getLogger(__name__)
+
+
+class KernelFamilyBase(BaseClusterer):
+    """The shared part of SimpleMKKM, MKKM-MiR and ONKC: a bank (m, n, n) in, prepared by ``protocol``,
+    and the labels from k-means on the rows of the final H (``n_init`` starts, seeded by ``random_state``)."""
+
+    input_kind = "kernels"
+    _family_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT],
+                           "tol": [NONNEG], "protocol": [StrOptions(set(PROTOCOLS))]}
+
+    def _prepare(self, K) -> np.ndarray:
+        K = self._validate_kernel(K)
+        return authors_kernels(K) if self.protocol == "authors" else K
+
+    def _finish(self, H: np.ndarray) -> None:
+        self.embedding_ = H
+        self.labels_ = labels_from(H, int(self.n_clusters), int(self.n_init), check_random_state(self.random_state),
+                                   normalize_rows=self.protocol == "authors")
+
+
+def _direction(gamma: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """The reduced-gradient descent direction on the simplex (the base variable the largest weight)."""
+    mu = int(np.argmax(gamma))
+    r = grad - grad[mu]
+    d = np.where((gamma > 0) | (r < 0), -r, 0.0)
+    d[mu] = 0.0
+    d[mu] = -d.sum()
+    return d
+
+
+class SimpleMKKM(KernelFamilyBase):
+    """SimpleMKKM: min over gamma on the simplex of max over H'H = I of Tr(H' K_gamma H),
+    K_gamma = sum_p gamma_p^2 K_p (Liu et al., TPAMI 2023), by reduced gradient with a line search
+    (module docstring); labels by k-means on the rows of the final H.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+    max_iter : int, default=100
+        Reduced-gradient steps at most.
+    tol : float, default=1e-4
+        The fit stops when no weight moves by more than this in a step.
+    n_init : int, default=10
+        k-means starts on the rows of H (the lowest inertia kept).
+    protocol : {"paper", "authors"}, default="paper"
+        "authors": every kernel centred and scaled to a unit diagonal first, H's rows scaled to unit
+        length before k-means, as the authors' demo does.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the k-means on H (the weights and H are deterministic).
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        gamma, on the simplex (the kernels enter squared: K_gamma = sum_p gamma_p^2 K_p).
+    embedding_ : ndarray of shape (n_samples, n_clusters)
+        H, the k leading eigenvectors of K_gamma.
+    objective_ : float
+        max over H of Tr(H' K_gamma H) at the final gamma, the sum of K_gamma's k largest eigenvalues.
+    objective_trace_ : list of float
+        The objective after each step (non-increasing).
+    n_iter_ : int
+    """
+
+    cost = Cost(work_n2=4, seconds_at_1000=120, exponent=3, typical_at_1000=15.0)
+    _parameter_constraints = KernelFamilyBase._family_constraints
+
+    def __init__(self, n_clusters=8, max_iter=100, tol=1e-4, n_init=10, protocol="paper", random_state=None):
+        self.n_clusters = n_clusters
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.protocol = protocol
+        self.random_state = random_state
+
+    def objective_at_weights(self, K: np.ndarray, gamma) -> float:
+        """max over H'H = I of Tr(H' K_gamma H) for the bank K (m, n, n) as given and weights ``gamma``:
+        the function the fit minimises (for checks against a grid over the simplex)."""
+        return leading(combine(np.asarray(K, dtype=float), np.asarray(gamma, dtype=float) ** 2),
+                       int(self.n_clusters))[1]
+
+    def fit(self, K, y=None):
+        K = self._prepare(K)
+        m, k = K.shape[0], int(self.n_clusters)
+        gamma = np.full(m, 1.0 / m)
+        H, value = leading(combine(K, gamma**2), k)
+        trace, n_iter = [value], 0
+        for n_iter in range(1, int(self.max_iter) + 1):
+            d = _direction(gamma, 2.0 * gamma * traces(K, H))
+            if not np.any(d < 0) or np.abs(d).max() <= 1e-15:
+                break
+            t_max = float(np.min(-gamma[d < 0] / d[d < 0]))
+            seen = {}
+
+            def along(t):
+                seen[t] = leading(combine(K, np.clip(gamma + t * d, 0.0, None) ** 2), k)
+                return seen[t][1]
+
+            res = scipy.optimize.minimize_scalar(along, bounds=(0.0, t_max), method="bounded",
+                                                 options={"xatol": 1e-6 * max(t_max, 1e-12)})
+            along(t_max)   # the bounded search never evaluates its end points
+            t = min(seen, key=lambda s: seen[s][1])
+            if seen[t][1] >= value * (1 - 1e-14):
+                break
+            new = np.clip(gamma + t * d, 0.0, None)
+            new /= new.sum()
+            moved = float(np.abs(new - gamma).max())
+            gamma, (H, value) = new, leading(combine(K, new**2), k)
+            trace.append(value)
+            log.debug("SimpleMKKM step %d: objective %.12g, step %.3g of %.3g (Brent: %d evaluations)", n_iter,
+                      value, t, t_max, res.nfev)
+            if moved <= float(self.tol):
+                break
+        self.kernel_weights_, self.objective_, self.objective_trace_, self.n_iter_ = gamma, value, trace, n_iter
+        self._finish(H)
+        return self
