@@ -177,3 +177,17 @@ def test_the_authors_kernels_are_centred_then_scaled_to_a_unit_diagonal(bank):
         d = np.sqrt(Kc.diagonal())
         np.testing.assert_allclose(got, Kc / d[:, None] / d[None], atol=1e-12)
         np.testing.assert_allclose(got.diagonal(), 1.0)
+
+
+@pytest.mark.parametrize("cls", [SimpleMKKM, MKKMMiR, ONKC, LFMVC, LMKKM])
+def test_a_batch_of_seeds_learns_once_and_ends_as_separate_fits(bank, cls):
+    """fit_batch over 3 seeds and 2 values of n_init: one learning per distinct setting, every
+    estimator's labels and weights those of its own fit."""
+    K = bank[0]
+    ests = [cls(n_clusters=3, random_state=s, n_init=i) for s in range(3) for i in (1, 10)]
+    cls.fit_batch(ests, K)
+    assert sum(not e.shared_fit_ for e in ests) == 1
+    for e in ests:
+        alone = cls(n_clusters=3, random_state=e.random_state, n_init=e.n_init).fit(K)
+        np.testing.assert_array_equal(e.labels_, alone.labels_)
+        np.testing.assert_allclose(e.kernel_weights_, alone.kernel_weights_)

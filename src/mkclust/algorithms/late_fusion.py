@@ -93,8 +93,7 @@ class LFMVC(KernelFamilyBase):
         self.protocol = protocol
         self.random_state = random_state
 
-    def fit(self, K, y=None):
-        K = self._prepare(K)
+    def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:
         m, k, lam = K.shape[0], int(self.n_clusters), float(self.lam)
         Hp = np.stack([leading(Kp, k)[0] for Kp in K])            # (m, n, k), once
         H0 = leading(K.mean(axis=0), k)[0]
@@ -113,7 +112,5 @@ class LFMVC(KernelFamilyBase):
             log.debug("LF-MVC iteration %d: objective %.12g", n_iter, trace[-1])
             if _converged(trace, float(self.tol)):
                 break
-        self.kernel_weights_, self.rotations_, self.objective_, self.objective_trace_, self.n_iter_ = (
-            gamma, W, trace[-1], trace, n_iter)
-        self._finish(H)
-        return self
+        return {"kernel_weights_": gamma, "rotations_": W, "objective_": trace[-1], "objective_trace_": trace,
+                "n_iter_": n_iter}, H

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import scipy.sparse.linalg
 
 from mkclust.algorithms._mkkm_family import leading
 from mkclust.algorithms.base import Cost, POSITIVE, POSITIVE_INT
@@ -53,11 +54,21 @@ def localized_kernel(K: np.ndarray, Theta: np.ndarray) -> np.ndarray:
     return np.einsum("ip,pij,jp->ij", Theta, K, Theta, optimize=True)
 
 
+def largest_eigenvalue(A: np.ndarray) -> float:
+    """The largest eigenvalue of the symmetric A (Lanczos, scipy's eigsh, from the constant vector; the
+    dense eigvalsh below 100 rows)."""
+    n = A.shape[0]
+    if n < 100:
+        return float(np.linalg.eigvalsh(A)[-1])
+    return float(scipy.sparse.linalg.eigsh(A, 1, which="LA", v0=np.full(n, 1.0 / np.sqrt(n)),
+                                           return_eigenvectors=False)[0])
+
+
 def theta_qp(A: np.ndarray, Theta: np.ndarray, tol: float = 1e-9, max_steps: int = 5000) -> tuple[np.ndarray, int]:
     """argmin over Theta (n, m) with rows on the simplex of sum_p theta_p' A_p theta_p (A (m, n, n),
     each PSD), by FISTA from ``Theta`` (module docstring); stops when a step moves Theta by at most
     ``tol`` (max-norm) or after ``max_steps``. Returns Theta and the steps taken."""
-    L = 2.0 * max(float(np.linalg.eigvalsh(Ap)[-1]) for Ap in A)
+    L = 2.0 * max(largest_eigenvalue(Ap) for Ap in A)
     if L <= 0:
         return Theta, 0
     X, Y, t = Theta, Theta, 1.0
@@ -89,7 +100,7 @@ class LMKKM(KernelFamilyBase):
         Alternations of H and Theta at most.
     tol : float, default=1e-4
         Relative change of the objective below which the fit stops.
-    qp_tol : float, default=1e-7
+    qp_tol : float, default=1e-5
         The Theta-step stops when an accelerated step moves Theta by at most this.
     qp_max_steps : int, default=2000
     n_init : int, default=10
@@ -110,7 +121,7 @@ class LMKKM(KernelFamilyBase):
     _parameter_constraints = {**KernelFamilyBase._family_constraints, "qp_tol": [POSITIVE],
                               "qp_max_steps": [POSITIVE_INT]}
 
-    def __init__(self, n_clusters=8, max_iter=30, tol=1e-4, qp_tol=1e-7, qp_max_steps=2000, n_init=10,
+    def __init__(self, n_clusters=8, max_iter=30, tol=1e-4, qp_tol=1e-5, qp_max_steps=2000, n_init=10,
                  protocol="paper", random_state=None):
         self.n_clusters = n_clusters
         self.max_iter = max_iter
@@ -121,8 +132,7 @@ class LMKKM(KernelFamilyBase):
         self.protocol = protocol
         self.random_state = random_state
 
-    def fit(self, K, y=None):
-        K = self._prepare(K)
+    def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:
         (m, n, _), k = K.shape, int(self.n_clusters)
         try:
             A = np.empty_like(K)
@@ -140,7 +150,5 @@ class LMKKM(KernelFamilyBase):
             if _converged(trace, float(self.tol)):
                 break
         H, _ = leading(localized_kernel(K, Theta), k)
-        self.sample_weights_, self.kernel_weights_ = Theta, Theta.mean(axis=0)
-        self.objective_, self.objective_trace_, self.n_iter_ = trace[-1], trace, n_iter
-        self._finish(H)
-        return self
+        return {"sample_weights_": Theta, "kernel_weights_": Theta.mean(axis=0), "objective_": trace[-1],
+                "objective_trace_": trace, "n_iter_": n_iter}, H

@@ -100,8 +100,7 @@ class MKKMMiR(KernelFamilyBase):
         f = np.einsum("pii->p", K) - traces(K, H)
         return float(gamma**2 @ f + 0.5 * float(self.lam) * gamma @ gram(K) @ gamma)
 
-    def fit(self, K, y=None):
-        K = self._prepare(K)
+    def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:
         m, k, lam = K.shape[0], int(self.n_clusters), float(self.lam)
         M, tr = gram(K), np.einsum("pii->p", K)
         gamma, trace, n_iter = np.full(m, 1.0 / m), [], 0
@@ -115,9 +114,7 @@ class MKKMMiR(KernelFamilyBase):
             if _converged(trace, float(self.tol)):
                 break
         H, _ = leading(combine(K, gamma if self.h_step == "authors" else gamma**2), k)
-        self.kernel_weights_, self.objective_, self.objective_trace_, self.n_iter_ = gamma, trace[-1], trace, n_iter
-        self._finish(H)
-        return self
+        return {"kernel_weights_": gamma, "objective_": trace[-1], "objective_trace_": trace, "n_iter_": n_iter}, H
 
 
 def psd_part(A: np.ndarray) -> np.ndarray:
@@ -176,8 +173,7 @@ class ONKC(KernelFamilyBase):
         return float(rest + float(self.rho) / 2 * np.sum((G - combine(K, gamma)) ** 2)
                      + float(self.lam) / 2 * gamma @ gram(K) @ gamma)
 
-    def fit(self, K, y=None):
-        K = self._prepare(K)
+    def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:
         (m, n, _), k, rho = K.shape, int(self.n_clusters), float(self.rho)
         Q = (rho + float(self.lam)) * gram(K)
         gamma = np.full(m, 1.0 / m)
@@ -192,7 +188,5 @@ class ONKC(KernelFamilyBase):
             if _converged(trace, float(self.tol)):
                 break
         H, _ = leading(G, k)
-        self.kernel_weights_, self.kernel_, self.objective_, self.objective_trace_, self.n_iter_ = (
-            gamma, G, trace[-1], trace, n_iter)
-        self._finish(H)
-        return self
+        return {"kernel_weights_": gamma, "kernel_": G, "objective_": trace[-1], "objective_trace_": trace,
+                "n_iter_": n_iter}, H
