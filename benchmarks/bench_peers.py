@@ -18,6 +18,14 @@ function.
 - ``mkkm_digits``, ``rmkkm_digits``: MKKM and RMKKM on six Gaussian kernels of digits, against one
   KernelKMeans fit on their equal-weight combination (no library fits either: the ratio is the
   price of learning the weights).
+- ``simplemkkm_digits``: :class:`~mkclust.algorithms.SimpleMKKM` against MKKM (10 restarts, the
+  benchmark's budget) on the same six kernels: the newer method beside the one it replaces.
+- ``mkkmmir_digits``: :class:`~mkclust.algorithms.MKKMMiR` against the ``mkkm-mr`` package (0.2.5,
+  2020, unofficial) on the same six kernels, both with lambda = 2^-1, the authors' preparation (kernels
+  centred and normalised, H's rows normalised, k-means on them) and their code's H-step on
+  sum gamma_p K_p (``h_step="authors"``; the package follows that code). The package needs numpy < 2
+  and cvxopt, so this line says ``skipped`` where it is not installed
+  (``pip install mkkm-mr`` in an environment with numpy 1.x).
 
 Usage: ``python benchmarks/bench_peers.py [--repeat 10] [--only kkm_digits,sc_digits]``
 (``--markdown`` adds the README's table after the JSON lines).
@@ -37,7 +45,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from threadpoolctl import threadpool_limits
 
 from _common import emit  # benchmarks/_common.py
-from mkclust.algorithms import KernelKMeans, KMeansBaseline, MKKM, NormalizedCut, RMKKM, SpectralClustering
+from mkclust.algorithms import (KernelKMeans, KMeansBaseline, MKKM, MKKMMiR, NormalizedCut, RMKKM, SimpleMKKM,
+                                SpectralClustering)
 from mkclust.metrics import acc
 
 
@@ -156,7 +165,34 @@ def cases(repeat):
             name, yd, lambda seed: cls(10, random_state=seed).fit(bank),
             lambda seed: KernelKMeans(10, n_init=1, random_state=seed).fit(bank.mean(axis=0)), repeat,
             "mkclust.KernelKMeans on the mean kernel")))
+    out.append(("simplemkkm_digits", lambda: compare(
+        "simplemkkm_digits", yd, lambda seed: SimpleMKKM(10, random_state=seed).fit(bank),
+        lambda seed: MKKM(10, n_init=10, random_state=seed).fit(bank), repeat, "mkclust.MKKM(n_init=10)")))
+    out.append(("mkkmmir_digits", lambda: _mkkm_mr_package(yd, bank, repeat)))
     return out
+
+
+def _mkkm_mr_package(y, bank, repeat):
+    """MKKMMiR (the authors' preparation) against the mkkm-mr package, or a skipped line without it."""
+    try:
+        from mkkm_mr import mkkm_mr
+        from mkkm_mr.lib import calM, kernel_centralize, kernel_normalize
+    except ImportError as exc:
+        emit(benchmark="mkkmmir_digits", skipped=f"the mkkm-mr package is not installed ({exc}); it needs numpy < 2 "
+                                                 "and cvxopt: pip install mkkm-mr in an environment with numpy 1.x")
+        return None
+    prepared = kernel_normalize(kernel_centralize(bank.copy()))
+    M = calM(prepared)
+
+    class _Package:   # it returns H with unit rows; the labels by the same k-means as ours
+        def __init__(self, seed):
+            H = mkkm_mr(prepared, M, 10, 2.0 ** -1)[0]
+            self.labels_ = KMeans(10, n_init=10, random_state=seed).fit(H).labels_
+
+    # its H-step combines the kernels linearly, as the authors' code: h_step="authors" is like for like
+    return compare("mkkmmir_digits", y, lambda seed: MKKMMiR(10, h_step="authors", protocol="authors",
+                                                             random_state=seed).fit(bank),
+                   _Package, repeat, "mkkm-mr 0.2.5")
 
 
 def markdown(records):
