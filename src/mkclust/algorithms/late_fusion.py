@@ -38,7 +38,7 @@ from mkclust._params import Interval
 from mkclust.algorithms._mkkm_family import leading
 from mkclust.algorithms.base import Cost, StrOptions
 from mkclust.algorithms.mkkm_mir import _converged
-from mkclust.algorithms.simplemkkm import KernelFamilyBase
+from mkclust.algorithms.simplemkkm import FAMILY_PARAMS_DOC, KernelFamilyBase
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def polar(S: np.ndarray) -> np.ndarray:
 
 
 class LFMVC(KernelFamilyBase):
-    """LF-MVC: late fusion alignment maximisation (Wang et al., IJCAI 2019; module docstring), from
+    __doc__ = """LF-MVC: late fusion alignment maximisation (Wang et al., IJCAI 2019; module docstring), from
     W_p = I and gamma = 1/m; labels by k-means on the rows of the consensus partition H*.
 
     Parameters
@@ -63,14 +63,8 @@ class LFMVC(KernelFamilyBase):
     tol : float, default=1e-6
         Relative change of the objective below which the fit stops (the authors' code's).
     fusion_sum : {"paper", "authors"}, default="paper"
-        "authors": the fused sum accumulates over the iterations, as the authors' code's does.
-    n_init : int, default=10
-        k-means starts on the rows of the final partition matrix (the lowest inertia kept).
-    protocol : {"paper", "authors"}, default="paper"
-        "authors": kernels centred and scaled to a unit diagonal, the partition matrix's rows scaled to
-        unit length before k-means, as the authors' demos do.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the k-means on the rows (the rest of the fit is deterministic).
+        "authors": the fused sum accumulates over the iterations, as the authors' code's
+        does.""" + FAMILY_PARAMS_DOC + """
 
     Attributes
     ----------

@@ -33,7 +33,7 @@ import scipy.sparse.linalg
 from mkclust.algorithms._mkkm_family import leading
 from mkclust.algorithms.base import Cost, POSITIVE, POSITIVE_INT
 from mkclust.algorithms.mkkm_mir import _converged
-from mkclust.algorithms.simplemkkm import KernelFamilyBase
+from mkclust.algorithms.simplemkkm import FAMILY_PARAMS_DOC, KernelFamilyBase
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def qp_value(A: np.ndarray, Theta: np.ndarray) -> float:
 
 
 class LMKKM(KernelFamilyBase):
-    """Localized multiple kernel k-means (Goenen and Margolin, NIPS 2014; module docstring), from
+    __doc__ = """Localized multiple kernel k-means (Goenen and Margolin, NIPS 2014; module docstring), from
     Theta = 1/m everywhere; labels by k-means on the rows of the final H.
 
     Parameters
@@ -106,14 +106,7 @@ class LMKKM(KernelFamilyBase):
         Relative change of the objective below which the fit stops.
     qp_tol : float, default=1e-5
         The Theta-step stops when an accelerated step moves Theta by at most this.
-    qp_max_steps : int, default=2000
-    n_init : int, default=10
-        k-means starts on the rows of the final partition matrix (the lowest inertia kept).
-    protocol : {"paper", "authors"}, default="paper"
-        "authors": kernels centred and scaled to a unit diagonal, the partition matrix's rows scaled to
-        unit length before k-means, as the authors' demos do.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the k-means on the rows (the rest of the fit is deterministic).
+    qp_max_steps : int, default=2000""" + FAMILY_PARAMS_DOC + """
 
     Attributes
     ----------

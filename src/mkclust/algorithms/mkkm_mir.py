@@ -39,7 +39,7 @@ import numpy as np
 from mkclust._params import Interval
 from mkclust.algorithms._mkkm_family import combine, gram, leading, simplex_qp, traces
 from mkclust.algorithms.base import Cost, POSITIVE, StrOptions
-from mkclust.algorithms.simplemkkm import KernelFamilyBase
+from mkclust.algorithms.simplemkkm import FAMILY_PARAMS_DOC, KernelFamilyBase
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def psd_part(A: np.ndarray) -> np.ndarray:
 
 
 class ONKC(KernelFamilyBase):
-    """ONKC: optimal neighbourhood kernel clustering (Liu et al., AAAI 2017; module docstring),
+    __doc__ = """ONKC: optimal neighbourhood kernel clustering (Liu et al., AAAI 2017; module docstring),
     alternating H, the optimal kernel G and the weight QP from uniform weights and G = K_gamma; labels
     by k-means on the rows of the final H.
 
@@ -139,14 +139,7 @@ class ONKC(KernelFamilyBase):
         The regulariser's weight (2^-6 ... 2^7). rho = lambda = 1 is the SimpleMKKM paper's comparison setting.
     max_iter : int, default=100
     tol : float, default=1e-4
-        Relative change of the objective below which the fit stops.
-    n_init : int, default=10
-        k-means starts on the rows of the final partition matrix (the lowest inertia kept).
-    protocol : {"paper", "authors"}, default="paper"
-        "authors": kernels centred and scaled to a unit diagonal, the partition matrix's rows scaled to
-        unit length before k-means, as the authors' demos do.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the k-means on the rows (the rest of the fit is deterministic).
+        Relative change of the objective below which the fit stops.""" + FAMILY_PARAMS_DOC + """
 
     Attributes
     ----------

@@ -99,6 +99,18 @@ class KernelFamilyBase(BaseClusterer):
         return estimators
 
 
+#: the parameters every estimator of the family ends its parameter list with (in its docstring)
+FAMILY_PARAMS_DOC = """
+    n_init : int, default=10
+        k-means starts on the rows of the final partition matrix (the lowest inertia kept).
+    protocol : {"paper", "authors"}, default="paper"
+        "authors": kernels centred and scaled to a unit diagonal, the partition matrix's rows scaled to
+        unit length before k-means, as the authors' demos do.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the k-means on the rows (the rest of the fit is deterministic).
+"""
+
+
 def _direction(gamma: np.ndarray, grad: np.ndarray) -> np.ndarray:
     """The reduced-gradient descent direction on the simplex (the base variable the largest weight)."""
     mu = int(np.argmax(gamma))
