@@ -11,7 +11,10 @@ H'H = I_k and Theta, alternating:
   A_p is PSD (the Schur product of two PSD matrices), so the QP is convex. Solved here by accelerated
   projected gradient (FISTA, Beck and Teboulle 2009) with the exact projection of every row onto the
   simplex (the sort-based rule of Held, Wolfe and Crowder; Duchi et al. 2008), warm-started from the
-  last Theta, step 1 / L, L = 2 max_p lambda_max(A_p), to a projected-gradient step below ``qp_tol``.
+  last Theta, step 1 / L, to a projected-gradient step below ``qp_tol``. L bounds the gradient's
+  Lipschitz constant 2 max_p lambda_max(A_p) from above without an eigensolver per step: the Schur
+  product's lambda_max(A o B) <= max_i A_ii lambda_max(B) for PSD A, B gives
+  2 max_i (1 - ||H_i||^2) max_p lambda_max(K_p), the kernels' largest eigenvalues computed once a fit.
 
 Both steps are exact minimisations (the QP to its tolerance), so the objective does not increase
 beyond that tolerance. Labels: k-means on the rows of H.
@@ -68,11 +71,13 @@ def largest_eigenvalue(A: np.ndarray) -> float:
     return float(np.linalg.eigvalsh(A)[-1])
 
 
-def theta_qp(A: np.ndarray, Theta: np.ndarray, tol: float = 1e-9, max_steps: int = 5000) -> tuple[np.ndarray, int]:
+def theta_qp(A: np.ndarray, Theta: np.ndarray, tol: float = 1e-9, max_steps: int = 5000,
+             L: float | None = None) -> tuple[np.ndarray, int]:
     """argmin over Theta (n, m) with rows on the simplex of sum_p theta_p' A_p theta_p (A (m, n, n),
-    each PSD), by FISTA from ``Theta`` (module docstring); stops when a step moves Theta by at most
-    ``tol`` (max-norm) or after ``max_steps``. Returns Theta and the steps taken."""
-    L = 2.0 * max(largest_eigenvalue(Ap) for Ap in A)
+    each PSD), by FISTA from ``Theta`` (module docstring) with step 1 / ``L``, L at least the gradient's
+    Lipschitz constant 2 max_p lambda_max(A_p) (default: that, computed); stops when a step moves
+    Theta by at most ``tol`` (max-norm) or after ``max_steps``. Returns Theta and the steps taken."""
+    L = 2.0 * max(largest_eigenvalue(Ap) for Ap in A) if L is None else float(L)
     if L <= 0:
         return Theta, 0
     X, Y, t = Theta, Theta, 1.0
@@ -137,11 +142,13 @@ class LMKKM(KernelFamilyBase):
             raise MemoryError(f"LMKKM needs its QP's {m} blocks of {n} x {n} beside the bank: {m * n * n * 8 / 1e9:.1f}"
                               " GB more; fit it on fewer samples or kernels") from None
         Theta = np.full((n, m), 1.0 / m)
+        top = max(largest_eigenvalue(Kp) for Kp in K)    # once: lambda_max(A_p) <= max_i (I - HH')_ii lambda_max(K_p)
         trace, n_iter = [], 0
         for n_iter in range(1, int(self.max_iter) + 1):
             H, _ = leading(localized_kernel(K, Theta), k)
             np.multiply(K, (np.eye(n) - H @ H.T)[None], out=A)
-            Theta, steps = theta_qp(A, Theta, float(self.qp_tol), int(self.qp_max_steps))
+            bound = 2.0 * top * float(np.max(1.0 - np.sum(H * H, axis=1)))
+            Theta, steps = theta_qp(A, Theta, float(self.qp_tol), int(self.qp_max_steps), L=bound)
             trace.append(qp_value(A, Theta))
             log.debug("LMKKM iteration %d: objective %.12g (%d QP steps)", n_iter, trace[-1], steps)
             if _converged(trace, float(self.tol)):
