@@ -11,10 +11,8 @@ H'H = I_k and Theta, alternating:
   A_p is PSD (the Schur product of two PSD matrices), so the QP is convex. Solved here by accelerated
   projected gradient (FISTA, Beck and Teboulle 2009) with the exact projection of every row onto the
   simplex (the sort-based rule of Held, Wolfe and Crowder; Duchi et al. 2008), warm-started from the
-  last Theta, step 1 / L, to a projected-gradient step below ``qp_tol``. L bounds the gradient's
-  Lipschitz constant 2 max_p lambda_max(A_p) from above without an eigensolver per step: the Schur
-  product's lambda_max(A o B) <= max_i A_ii lambda_max(B) for PSD A, B gives
-  2 max_i (1 - ||H_i||^2) max_p lambda_max(K_p), the kernels' largest eigenvalues computed once a fit.
+  last Theta, to a projected-gradient step below ``qp_tol``; its step size by backtracking (no
+  eigensolver), the last one carried to the next Theta-step.
 
 Both steps are exact minimisations (the QP to its tolerance), so the objective does not increase
 beyond that tolerance. Labels: k-means on the rows of H.
@@ -31,7 +29,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import scipy.sparse.linalg
 
 from mkclust.algorithms._mkkm_family import leading
 from mkclust.algorithms.base import Cost, POSITIVE, POSITIVE_INT
@@ -57,40 +54,43 @@ def localized_kernel(K: np.ndarray, Theta: np.ndarray) -> np.ndarray:
     return np.einsum("ip,pij,jp->ij", Theta, K, Theta, optimize=True)
 
 
-def largest_eigenvalue(A: np.ndarray) -> float:
-    """The largest eigenvalue of the symmetric A: Lanczos (scipy's eigsh, from the constant vector, 20
-    Lanczos vectors, 1000 restarts), or the dense eigvalsh below 100 rows and where Lanczos does not
-    converge (a cluster of eigenvalues at the top: 0 of 1 converged in 15,001 iterations on 1500 digits)."""
-    n = A.shape[0]
-    if n >= 100:
-        try:
-            return float(scipy.sparse.linalg.eigsh(A, 1, which="LA", v0=np.full(n, 1.0 / np.sqrt(n)), ncv=20,
-                                                   tol=1e-10, maxiter=1000, return_eigenvectors=False)[0])
-        except scipy.sparse.linalg.ArpackNoConvergence:
-            pass
-    return float(np.linalg.eigvalsh(A)[-1])
+def _products(A: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """(n, m): column p is A_p x_p (m matrix-vector products, BLAS)."""
+    return np.matmul(A, X.T[:, :, None])[:, :, 0].T
 
 
 def theta_qp(A: np.ndarray, Theta: np.ndarray, tol: float = 1e-9, max_steps: int = 5000,
-             L: float | None = None) -> tuple[np.ndarray, int]:
+             L: float | None = None) -> tuple[np.ndarray, int, float]:
     """argmin over Theta (n, m) with rows on the simplex of sum_p theta_p' A_p theta_p (A (m, n, n),
-    each PSD), by FISTA from ``Theta`` (module docstring) with step 1 / ``L``, L at least the gradient's
-    Lipschitz constant 2 max_p lambda_max(A_p) (default: that, computed); stops when a step moves
-    Theta by at most ``tol`` (max-norm) or after ``max_steps``. Returns Theta and the steps taken."""
-    L = 2.0 * max(largest_eigenvalue(Ap) for Ap in A) if L is None else float(L)
+    each PSD), by FISTA with backtracking (Beck and Teboulle 2009, Sect. 4) from ``Theta``: the step
+    1 / L, L doubled until the quadratic upper model holds at the step's point, so no eigensolver is
+    needed; ``L`` the first guess (default 2 max_p max_i (A_p)_ii, a lower bound of the Lipschitz
+    constant 2 max_p lambda_max(A_p)). The products A_p y of the extrapolated point are combinations
+    of those of the iterates (linear in the point), so a step costs m matrix-vector products. Stops
+    when a step moves Theta by at most ``tol`` (max-norm) or after ``max_steps``. Returns Theta, the
+    steps taken and the last L (the next call's first guess)."""
+    L = 2.0 * float(np.einsum("pii->p", A).max()) if L is None else float(L)
     if L <= 0:
-        return Theta, 0
-    X, Y, t = Theta, Theta, 1.0
+        return Theta, 0, L
+    X, AX = Theta, _products(A, Theta)
+    Y, AY, t = X, AX, 1.0
     for step in range(1, max_steps + 1):
-        grad = 2.0 * np.matmul(A, Y.T[:, :, None])[:, :, 0].T     # m matrix-vector products (BLAS)
-        X_new = rows_to_simplex(Y - grad / L)
+        grad, fY = 2.0 * AY, float(np.sum(Y * AY))
+        while True:
+            Xn = rows_to_simplex(Y - grad / L)
+            AXn = _products(A, Xn)
+            D = Xn - Y
+            if float(np.sum(Xn * AXn)) <= fY + float(np.sum(grad * D)) + L / 2 * float(np.sum(D * D)) + 1e-12 * abs(fY):
+                break
+            L *= 2.0
         t_new = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
-        Y = X_new + ((t - 1.0) / t_new) * (X_new - X)
-        moved = float(np.abs(X_new - X).max())
-        X, t = X_new, t_new
+        beta = (t - 1.0) / t_new
+        Y, AY = Xn + beta * (Xn - X), AXn + beta * (AXn - AX)
+        moved = float(np.abs(Xn - X).max())
+        X, AX, t = Xn, AXn, t_new
         if moved <= tol:
-            return X, step
-    return X, max_steps
+            return X, step, L
+    return X, max_steps, L
 
 
 def qp_value(A: np.ndarray, Theta: np.ndarray) -> float:
@@ -141,14 +141,12 @@ class LMKKM(KernelFamilyBase):
         except MemoryError:
             raise MemoryError(f"LMKKM needs its QP's {m} blocks of {n} x {n} beside the bank: {m * n * n * 8 / 1e9:.1f}"
                               " GB more; fit it on fewer samples or kernels") from None
-        Theta = np.full((n, m), 1.0 / m)
-        top = max(largest_eigenvalue(Kp) for Kp in K)    # once: lambda_max(A_p) <= max_i (I - HH')_ii lambda_max(K_p)
+        Theta, L = np.full((n, m), 1.0 / m), None
         trace, n_iter = [], 0
         for n_iter in range(1, int(self.max_iter) + 1):
             H, _ = leading(localized_kernel(K, Theta), k)
             np.multiply(K, (np.eye(n) - H @ H.T)[None], out=A)
-            bound = 2.0 * top * float(np.max(1.0 - np.sum(H * H, axis=1)))
-            Theta, steps = theta_qp(A, Theta, float(self.qp_tol), int(self.qp_max_steps), L=bound)
+            Theta, steps, L = theta_qp(A, Theta, float(self.qp_tol), int(self.qp_max_steps), L)
             trace.append(qp_value(A, Theta))
             log.debug("LMKKM iteration %d: objective %.12g (%d QP steps)", n_iter, trace[-1], steps)
             if _converged(trace, float(self.tol)):
