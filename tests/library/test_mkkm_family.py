@@ -98,7 +98,7 @@ def test_mkkm_mir_weight_step_is_the_qp_of_its_objective(bank):
                [g >= 0, cp.sum(g) == 1]).solve()
     ours = simplex_qp(lam * M + 2 * np.diag(f), np.zeros(3))
     est = MKKMMiR(n_clusters=3, lam=lam)
-    assert est.objective_at(K, H, ours) <= est.objective_at(K, H, g.value) + 1e-7
+    assert est.objective_value(K, H, ours) <= est.objective_value(K, H, g.value) + 1e-7
 
 
 def test_onkc_projection_satisfies_the_cones_optimality_conditions():

@@ -95,7 +95,7 @@ class MKKMMiR(KernelFamilyBase):
         self.protocol = protocol
         self.random_state = random_state
 
-    def objective_at(self, K: np.ndarray, H: np.ndarray, gamma) -> float:
+    def objective_value(self, K: np.ndarray, H: np.ndarray, gamma) -> float:
         """The objective at H and gamma, for the bank as the fit prepared it."""
         gamma = np.asarray(gamma, dtype=float)
         f = np.einsum("pii->p", K) - traces(K, H)
@@ -161,7 +161,7 @@ class ONKC(KernelFamilyBase):
         self.protocol = protocol
         self.random_state = random_state
 
-    def objective_at(self, K: np.ndarray, H: np.ndarray, G: np.ndarray, gamma) -> float:
+    def objective_value(self, K: np.ndarray, H: np.ndarray, G: np.ndarray, gamma) -> float:
         """The objective at (H, G, gamma) for the bank as the fit prepared it."""
         gamma = np.asarray(gamma, dtype=float)
         rest = np.trace(G) - float(np.einsum("ij,ik,jk->", G, H, H, optimize=True))
@@ -178,7 +178,7 @@ class ONKC(KernelFamilyBase):
             G = psd_part(combine(K, gamma) - (np.eye(n) - H @ H.T) / rho)
             b = np.tensordot(K, G, axes=([1, 2], [0, 1]))
             gamma = simplex_qp(Q, -rho * b, start=gamma)
-            trace.append(self.objective_at(K, H, G, gamma))
+            trace.append(self.objective_value(K, H, G, gamma))
             log.debug("ONKC iteration %d: objective %.12g", n_iter, trace[-1])
             if _converged(trace, float(self.tol)):
                 break
