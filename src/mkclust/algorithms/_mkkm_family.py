@@ -1,6 +1,8 @@
-"""What SimpleMKKM, MKKM-MiR and ONKC (:mod:`mkclust.algorithms.simplemkkm`) share: the relaxed
-partition H (the k leading eigenvectors of a combined kernel), the weight QP on the simplex, the
-labels from H, and their authors' kernel preparation.
+"""What SimpleMKKM, MKKM-MiR, ONKC, LF-MVC and LMKKM (:mod:`mkclust.algorithms.simplemkkm`,
+:mod:`.mkkm_mir`, :mod:`.late_fusion`, :mod:`.lmkkm`) share: their base class (a bank in, the
+weights and H learned once per batch of seeds, labels from H), the relaxed partition H (the k
+leading eigenvectors of a combined kernel), the weight QP on the simplex, and their authors' kernel
+preparation.
 
 The relaxation (every paper of the family, after Zha et al. 2001): kernel k-means on K minimises
 Tr(K) - Tr(H' K H) over normalised indicator matrices H; dropping the discreteness, H'H = I_k, its
@@ -12,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize
 from sklearn.cluster import KMeans
+from sklearn.utils import check_random_state
 
+from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, NONNEG, POSITIVE_INT, StrOptions, batch_groups
 from mkclust.kernel_functions import top_eigh
 
 #: the kernel preparations: "paper" takes the bank as given (the benchmark's kernels have a unit
@@ -79,3 +83,72 @@ def labels_from(H: np.ndarray, n_clusters: int, n_init: int, rng, normalize_rows
         norms = np.linalg.norm(H, axis=1, keepdims=True)
         H = H / np.where(norms > 0, norms, 1.0)
     return KMeans(n_clusters=n_clusters, n_init=int(n_init), random_state=rng).fit(H).labels_.astype(np.int64)
+
+
+def converged(trace: list, tol: float) -> bool:
+    """The last step changed the objective by at most ``tol`` of its size."""
+    return len(trace) > 1 and abs(trace[-2] - trace[-1]) <= tol * max(abs(trace[-1]), 1e-300)
+
+
+#: the parameters every estimator of the family ends its parameter list with (in its docstring)
+FAMILY_PARAMS_DOC = """
+    n_init : int, default=10
+        k-means starts on the rows of the final partition matrix (the lowest inertia kept).
+    protocol : {"paper", "authors"}, default="paper"
+        "authors": kernels centred and scaled to a unit diagonal, the partition matrix's rows scaled to
+        unit length before k-means, as the authors' demos do.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the k-means on the rows (the rest of the fit is deterministic).
+"""
+
+
+class KernelFamilyBase(BaseClusterer):
+    """The shared part of SimpleMKKM, MKKM-MiR, ONKC, LF-MVC and LMKKM: a bank (m, n, n) in, prepared by
+    ``protocol``; ``_learn(K)`` (each method's own) returns its fitted attributes and the final H, a
+    deterministic function of the bank and the parameters; the labels come from k-means on H's rows
+    (``n_init`` starts, seeded by ``random_state``). So runs that differ in :data:`LABEL_ONLY` alone
+    learn once (:meth:`fit_batch`)."""
+
+    input_kind = "kernels"
+    #: the parameters that enter only the k-means on H
+    LABEL_ONLY = ("random_state", "n_init")
+    _family_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT],
+                           "tol": [NONNEG], "protocol": [StrOptions(set(PROTOCOLS))]}
+
+    def _prepare(self, K) -> np.ndarray:
+        K = self._validate_kernel(K)
+        return authors_kernels(K) if self.protocol == "authors" else K
+
+    def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:
+        raise NotImplementedError
+
+    def _finish(self, fitted: dict, H: np.ndarray) -> "KernelFamilyBase":
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.embedding_ = H
+        self.labels_ = labels_from(H, int(self.n_clusters), int(self.n_init), check_random_state(self.random_state),
+                                   normalize_rows=self.protocol == "authors")
+        return self
+
+    def fit(self, K, y=None):
+        return self._finish(*self._learn(self._prepare(K)))
+
+    @classmethod
+    def fit_batch(cls, estimators, K) -> list:
+        """Fit several estimators on one bank K; returns them, fitted, each exactly as its own ``fit``.
+        Runs equal in every parameter but :data:`LABEL_ONLY` learn the weights and H once and each
+        runs its own k-means: 10 seeds cost one learning and 10 k-means. The shared arrays are one
+        object for the estimators sharing them (read them, do not write them); ``shared_fit_`` is True
+        on those that reused another's."""
+        estimators, groups = batch_groups(cls, estimators, ("protocol",))
+        for group in groups:
+            prepared = group[0]._prepare(K)
+            done: dict = {}
+            for e in group:
+                e.n_features_in_ = group[0].n_features_in_
+                key = repr(sorted((k, v) for k, v in e.get_params().items() if k not in cls.LABEL_ONLY))
+                e.shared_fit_ = key in done
+                if not e.shared_fit_:
+                    done[key] = e._learn(prepared)
+                e._finish(*done[key])
+        return estimators

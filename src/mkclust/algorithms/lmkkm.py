@@ -10,7 +10,7 @@ H'H = I_k and Theta, alternating:
 - Theta: the QP min sum_p theta_p' A_p theta_p over Theta with rows on the simplex, n m variables. Each
   A_p is PSD (the Schur product of two PSD matrices), so the QP is convex. Solved here by accelerated
   projected gradient (FISTA, Beck and Teboulle 2009) with the exact projection of every row onto the
-  simplex (the sort-based rule of Held, Wolfe and Crowder; Duchi et al. 2008), warm-started from the
+  simplex (:func:`~mkclust.algorithms._zstep.project_rows_to_simplex`, SCMK's), warm-started from the
   last Theta, to a projected-gradient step below ``qp_tol``; its step size by backtracking (no
   eigensolver), the last one carried to the next Theta-step.
 
@@ -30,23 +30,11 @@ import logging
 
 import numpy as np
 
-from mkclust.algorithms._mkkm_family import leading
+from mkclust.algorithms._mkkm_family import FAMILY_PARAMS_DOC, KernelFamilyBase, converged, leading
+from mkclust.algorithms._zstep import project_rows_to_simplex
 from mkclust.algorithms.base import Cost, POSITIVE, POSITIVE_INT
-from mkclust.algorithms.mkkm_mir import _converged
-from mkclust.algorithms.simplemkkm import FAMILY_PARAMS_DOC, KernelFamilyBase
 
 log = logging.getLogger(__name__)
-
-
-def rows_to_simplex(V: np.ndarray) -> np.ndarray:
-    """The Euclidean projection of every row of V onto the probability simplex (sort-based, exact)."""
-    n, m = V.shape
-    U = -np.sort(-V, axis=1)
-    css = np.cumsum(U, axis=1) - 1.0
-    idx = np.arange(1, m + 1)
-    rho = np.count_nonzero(U - css / idx > 0, axis=1)     # >= 1 always
-    tau = css[np.arange(n), rho - 1] / rho
-    return np.maximum(V - tau[:, None], 0.0)
 
 
 def localized_kernel(K: np.ndarray, Theta: np.ndarray) -> np.ndarray:
@@ -77,7 +65,7 @@ def theta_qp(A: np.ndarray, Theta: np.ndarray, tol: float = 1e-9, max_steps: int
     for step in range(1, max_steps + 1):
         grad, fY = 2.0 * AY, float(np.sum(Y * AY))
         while True:
-            Xn = rows_to_simplex(Y - grad / L)
+            Xn = project_rows_to_simplex(Y - grad / L)
             AXn = _products(A, Xn)
             D = Xn - Y
             if float(np.sum(Xn * AXn)) <= fY + float(np.sum(grad * D)) + L / 2 * float(np.sum(D * D)) + 1e-12 * abs(fY):
@@ -150,7 +138,7 @@ class LMKKM(KernelFamilyBase):
             Theta, steps, L = theta_qp(A, Theta, float(self.qp_tol), int(self.qp_max_steps), L)
             trace.append(qp_value(A, Theta))
             log.debug("LMKKM iteration %d: objective %.12g (%d QP steps)", n_iter, trace[-1], steps)
-            if _converged(trace, float(self.tol)):
+            if converged(trace, float(self.tol)):
                 break
         H, _ = leading(localized_kernel(K, Theta), k)
         return {"sample_weights_": Theta, "kernel_weights_": Theta.mean(axis=0), "objective_": trace[-1],

@@ -32,24 +32,14 @@ tens of milliseconds a call for the same answer.
 from __future__ import annotations
 
 import logging
-from numbers import Real
 
 import numpy as np
 
-from mkclust._params import Interval
-from mkclust.algorithms._mkkm_family import combine, gram, leading, simplex_qp, traces
-from mkclust.algorithms.base import Cost, POSITIVE, StrOptions
-from mkclust.algorithms.simplemkkm import FAMILY_PARAMS_DOC, KernelFamilyBase
+from mkclust.algorithms._mkkm_family import (FAMILY_PARAMS_DOC, KernelFamilyBase, combine, converged, gram, leading,
+                                             simplex_qp, traces)
+from mkclust.algorithms.base import Cost, NONNEG, POSITIVE, StrOptions
 
 log = logging.getLogger(__name__)
-
-NONNEG_REAL = Interval(Real, 0, None, closed="left")
-
-
-def _converged(trace: list, tol: float) -> bool:
-    """The last step changed the objective by at most ``tol`` of its size."""
-    return len(trace) > 1 and abs(trace[-2] - trace[-1]) <= tol * max(abs(trace[-1]), 1e-300)
-
 
 class MKKMMiR(KernelFamilyBase):
     """MKKM-MiR: multiple kernel k-means with the matrix-induced regulariser lambda/2 gamma' M gamma
@@ -81,7 +71,7 @@ class MKKMMiR(KernelFamilyBase):
 
     # measured (2026-12-03, one thread, 1500 digits, 12 kernels): 1.3 CPU s; the seeds of a batch share it
     cost = Cost(work_n2=4, seconds_at_1000=60, exponent=3, typical_at_1000=0.4, batch_time=0.2)
-    _parameter_constraints = {**KernelFamilyBase._family_constraints, "lam": [NONNEG_REAL],
+    _parameter_constraints = {**KernelFamilyBase._family_constraints, "lam": [NONNEG],
                               "h_step": [StrOptions({"paper", "authors"})]}
 
     def __init__(self, n_clusters=8, lam=0.5, max_iter=100, tol=1e-4, h_step="paper", n_init=10, protocol="paper",
@@ -112,7 +102,7 @@ class MKKMMiR(KernelFamilyBase):
             gamma = simplex_qp(Q, np.zeros(m), start=gamma)
             trace.append(float(0.5 * gamma @ Q @ gamma))
             log.debug("MKKM-MiR iteration %d: objective %.12g", n_iter, trace[-1])
-            if _converged(trace, float(self.tol)):
+            if converged(trace, float(self.tol)):
                 break
         H, _ = leading(combine(K, gamma if self.h_step == "authors" else gamma**2), k)
         return {"kernel_weights_": gamma, "objective_": trace[-1], "objective_trace_": trace, "n_iter_": n_iter}, H
@@ -148,7 +138,7 @@ class ONKC(KernelFamilyBase):
 
     # measured (2026-12-03, one thread, 1500 digits, 12 kernels): 3.1 CPU s
     cost = Cost(work_n2=7, seconds_at_1000=120, exponent=3, typical_at_1000=0.92, batch_time=0.15)
-    _parameter_constraints = {**KernelFamilyBase._family_constraints, "rho": [POSITIVE], "lam": [NONNEG_REAL]}
+    _parameter_constraints = {**KernelFamilyBase._family_constraints, "rho": [POSITIVE], "lam": [NONNEG]}
 
     def __init__(self, n_clusters=8, rho=1.0, lam=1.0, max_iter=100, tol=1e-4, n_init=10, protocol="paper",
                  random_state=None):
@@ -161,16 +151,19 @@ class ONKC(KernelFamilyBase):
         self.protocol = protocol
         self.random_state = random_state
 
-    def objective_value(self, K: np.ndarray, H: np.ndarray, G: np.ndarray, gamma) -> float:
-        """The objective at (H, G, gamma) for the bank as the fit prepared it."""
+    def objective_value(self, K: np.ndarray, H: np.ndarray, G: np.ndarray, gamma, M: np.ndarray | None = None) -> float:
+        """The objective at (H, G, gamma) for the bank as the fit prepared it (``M``: its
+        :func:`~mkclust.algorithms._mkkm_family.gram`, computed when not given)."""
         gamma = np.asarray(gamma, dtype=float)
+        M = gram(K) if M is None else M
         rest = np.trace(G) - float(np.einsum("ij,ik,jk->", G, H, H, optimize=True))
         return float(rest + float(self.rho) / 2 * np.sum((G - combine(K, gamma)) ** 2)
-                     + float(self.lam) / 2 * gamma @ gram(K) @ gamma)
+                     + float(self.lam) / 2 * gamma @ M @ gamma)
 
     def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:
         (m, n, _), k, rho = K.shape, int(self.n_clusters), float(self.rho)
-        Q = (rho + float(self.lam)) * gram(K)
+        M = gram(K)
+        Q = (rho + float(self.lam)) * M
         gamma = np.full(m, 1.0 / m)
         G, trace, n_iter = combine(K, gamma), [], 0
         for n_iter in range(1, int(self.max_iter) + 1):
@@ -178,9 +171,9 @@ class ONKC(KernelFamilyBase):
             G = psd_part(combine(K, gamma) - (np.eye(n) - H @ H.T) / rho)
             b = np.tensordot(K, G, axes=([1, 2], [0, 1]))
             gamma = simplex_qp(Q, -rho * b, start=gamma)
-            trace.append(self.objective_value(K, H, G, gamma))
+            trace.append(self.objective_value(K, H, G, gamma, M))
             log.debug("ONKC iteration %d: objective %.12g", n_iter, trace[-1])
-            if _converged(trace, float(self.tol)):
+            if converged(trace, float(self.tol)):
                 break
         H, _ = leading(G, k)
         return {"kernel_weights_": gamma, "kernel_": G, "objective_": trace[-1], "objective_trace_": trace,

@@ -1,6 +1,5 @@
 """SimpleMKKM (Liu, Zhu, Liu, Xiong, Cao, Yin, Wang, Zhang; "SimpleMKKM: Simple Multiple Kernel
-K-means", IEEE TPAMI 45(4), 2023), and the base its family's estimators share
-(:mod:`mkclust.algorithms.mkkm_mir`).
+K-means", IEEE TPAMI 45(4), 2023).
 
 SimpleMKKM turns multiple kernel k-means' joint minimisation into a min-max: min over the weights
 gamma on the simplex of max over H'H = I_k of Tr(H' K_gamma H), K_gamma = sum_p gamma_p^2 K_p. The
@@ -33,11 +32,9 @@ import logging
 
 import numpy as np
 import scipy.optimize
-from sklearn.utils import check_random_state
 
-from mkclust.algorithms._mkkm_family import PROTOCOLS, authors_kernels, combine, labels_from, leading, traces
-from mkclust.algorithms.base import (BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE_INT, StrOptions,
-                                     batch_groups)
+from mkclust.algorithms._mkkm_family import KernelFamilyBase, combine, leading, traces
+from mkclust.algorithms.base import Cost
 
 log = logging.getLogger(__name__)
 
@@ -45,70 +42,6 @@ log = logging.getLogger(__name__)
 #: ``goldensearch_deltmax``, 5e-2): on 500 digits and 12 kernels it takes 38 steps and 319
 #: eigendecompositions to an objective within 1e-5 of the one 105 steps and 1382 of them reach at 1e-6
 LINE_SEARCH_TOL = 0.05
-
-
-class KernelFamilyBase(BaseClusterer):
-    """The shared part of SimpleMKKM, MKKM-MiR, ONKC, LF-MVC and LMKKM: a bank (m, n, n) in, prepared by
-    ``protocol``; ``_learn(K)`` (each method's own) returns its fitted attributes and the final H, a
-    deterministic function of the bank and the parameters; the labels come from k-means on H's rows
-    (``n_init`` starts, seeded by ``random_state``). So runs that differ in :data:`LABEL_ONLY` alone
-    learn once (:meth:`fit_batch`)."""
-
-    input_kind = "kernels"
-    #: the parameters that enter only the k-means on H
-    LABEL_ONLY = ("random_state", "n_init")
-    _family_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT],
-                           "tol": [NONNEG], "protocol": [StrOptions(set(PROTOCOLS))]}
-
-    def _prepare(self, K) -> np.ndarray:
-        K = self._validate_kernel(K)
-        return authors_kernels(K) if self.protocol == "authors" else K
-
-    def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:
-        raise NotImplementedError
-
-    def _finish(self, fitted: dict, H: np.ndarray) -> "KernelFamilyBase":
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.embedding_ = H
-        self.labels_ = labels_from(H, int(self.n_clusters), int(self.n_init), check_random_state(self.random_state),
-                                   normalize_rows=self.protocol == "authors")
-        return self
-
-    def fit(self, K, y=None):
-        return self._finish(*self._learn(self._prepare(K)))
-
-    @classmethod
-    def fit_batch(cls, estimators, K) -> list:
-        """Fit several estimators on one bank K; returns them, fitted, each exactly as its own ``fit``.
-        Runs equal in every parameter but :data:`LABEL_ONLY` learn the weights and H once and each
-        runs its own k-means: 10 seeds cost one learning and 10 k-means. The shared arrays are one
-        object for the estimators sharing them (read them, do not write them); ``shared_fit_`` is True
-        on those that reused another's."""
-        estimators, groups = batch_groups(cls, estimators, ("protocol",))
-        for group in groups:
-            prepared = group[0]._prepare(K)
-            done: dict = {}
-            for e in group:
-                e.n_features_in_ = group[0].n_features_in_
-                key = repr(sorted((k, v) for k, v in e.get_params().items() if k not in cls.LABEL_ONLY))
-                e.shared_fit_ = key in done
-                if not e.shared_fit_:
-                    done[key] = e._learn(prepared)
-                e._finish(*done[key])
-        return estimators
-
-
-#: the parameters every estimator of the family ends its parameter list with (in its docstring)
-FAMILY_PARAMS_DOC = """
-    n_init : int, default=10
-        k-means starts on the rows of the final partition matrix (the lowest inertia kept).
-    protocol : {"paper", "authors"}, default="paper"
-        "authors": kernels centred and scaled to a unit diagonal, the partition matrix's rows scaled to
-        unit length before k-means, as the authors' demos do.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the k-means on the rows (the rest of the fit is deterministic).
-"""
 
 
 def _direction(gamma: np.ndarray, grad: np.ndarray) -> np.ndarray:
@@ -183,22 +116,22 @@ class SimpleMKKM(KernelFamilyBase):
             if not np.any(d < 0) or np.abs(d).max() <= 1e-15:
                 break
             t_max = float(np.min(-gamma[d < 0] / d[d < 0]))
-            seen = {}
+            seen = {}   # step -> (the point on the simplex, its H, its objective)
 
             def along(t):
-                seen[t] = leading(combine(K, np.clip(gamma + t * d, 0.0, None) ** 2), k)
-                return seen[t][1]
+                point = np.clip(gamma + t * d, 0.0, None)
+                point /= point.sum()
+                seen[t] = (point, *leading(combine(K, point**2), k))
+                return seen[t][2]
 
             res = scipy.optimize.minimize_scalar(along, bounds=(0.0, t_max), method="bounded",
                                                  options={"xatol": LINE_SEARCH_TOL * t_max})
             along(t_max)   # the bounded search never evaluates its end points
-            t = min(seen, key=lambda s: seen[s][1])
-            if seen[t][1] >= value * (1 - 1e-14):
+            t = min(seen, key=lambda s: seen[s][2])
+            if seen[t][2] >= value * (1 - 1e-14):
                 break
-            new = np.clip(gamma + t * d, 0.0, None)
-            new /= new.sum()
-            moved = float(np.abs(new - gamma).max())
-            gamma, (H, value) = new, leading(combine(K, new**2), k)
+            moved = float(np.abs(seen[t][0] - gamma).max())
+            gamma, H, value = seen[t]   # the line search's best point, its eigenvectors already computed
             trace.append(value)
             log.debug("SimpleMKKM step %d: objective %.12g, step %.3g of %.3g (Brent: %d evaluations)", n_iter,
                       value, t, t_max, res.nfev)

@@ -31,14 +31,12 @@ import numpy as np
 import pandas as pd
 
 from mkclust.repro.reporting.pairwise import ROPE, compare_pair, pair_text, pairwise_wilcoxon
-from mkclust.repro.reporting.tables import TRIVIAL, column_runs, counted, has_flag
+from mkclust.repro.reporting.tables import DECIMALS, TRIVIAL, column_runs, counted, has_flag
 
 # scipy.stats (about 1 s to import) is imported where it is used: a table job imports this module for
 # its rank rows and needs it only if it ranks
 
 
-#: the decimals the values are rounded to before ranking: those the tables show
-DECIMALS = 3
 #: the row label of the comparison of methods learning kernel weights with their own method on the
 #: average kernel (:func:`mkclust.repro.reporting.learned.with_learned_rows`)
 LEARNED_ROW = "learned vs average"
@@ -313,18 +311,15 @@ def apart_line(tidy: pd.DataFrame, metric: str) -> tuple[list[dict], str]:
     """The ranking of the sets flagged :data:`~.tables.TRIVIAL` apart from the others: rows
     :data:`APART_ROW` (each column's average rank over them, on ``metric``) and the one sentence that
     names them; none without such sets."""
-    v = values_from_table(tidy, metric, apart=True)
-    v = v[v.notna().all(axis=1)]
-    if v.empty or v.shape[1] < 2:
+    try:
+        test = rank_test(values_from_table(tidy, metric, apart=True), metric)
+    except ValueError:   # no such set, or fewer than 2 methods with values on one
         return [], ""
-    from scipy.stats import rankdata
-
-    avg = pd.DataFrame([rankdata(-row) for row in v.round(DECIMALS).to_numpy()], columns=v.columns).mean()
-    avg = avg.sort_values(kind="stable")
+    avg, sets = test.average, [str(d) for d in test.ranks.index]
     blank = summary_blank(tidy)
-    rows = [{**blank, "dataset": APART_ROW, "column": col, "metric": metric, "value": float(r), "n_runs": len(v),
-             "chosen": f"over {len(v)} data sets"} for col, r in avg.items()]
-    line = (f"Ranked apart: on {len(v)} data set{'s' if len(v) != 1 else ''} ({', '.join(map(str, v.index))}) no "
+    rows = [{**blank, "dataset": APART_ROW, "column": col, "metric": metric, "value": float(r), "n_runs": len(sets),
+             "chosen": f"over {len(sets)} data sets"} for col, r in avg.items()]
+    line = (f"Ranked apart: on {len(sets)} data set{'s' if len(sets) != 1 else ''} ({', '.join(sets)}) no "
             f"method's accuracy beats putting every sample in one cluster (the largest class's share) by more than "
             f"{ROPE:g}, so their ranks order noise and the ranking above leaves them out; their average ranks on "
             f"{metric}: " + ", ".join(f"{m} {r:.2f}" for m, r in avg.items()) + ".")

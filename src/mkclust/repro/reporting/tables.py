@@ -186,6 +186,11 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
     return tidy
 
 
+#: the decimals the tables show, to which values are rounded before they are ranked (:mod:`.ranks`)
+#: or compared with the one-cluster partition (:func:`trivial_sets`)
+DECIMALS = 3
+
+
 #: the flag of a data set on which no column's accuracy beats the one-cluster partition (every sample in
 #: one cluster: the largest class's share, the runs' ``majority_share``) by more than :data:`ROPE`, in a
 #: table whose spec asks (``trivial: true``): its ranks order noise, so it is shown but ranked apart
@@ -214,8 +219,8 @@ def trivial_sets(tidy: pd.DataFrame, results: pd.DataFrame, margin: float = ROPE
                          f"among its metrics (it has {sorted(set(tidy['metric']))})")
     if "majority_share" not in results.columns:
         return []
-    share = results.groupby("dataset")["majority_share"].max().dropna().round(3)
-    best = tidy[tidy["metric"] == "acc"].groupby("dataset", sort=False)["value"].max().round(3)
+    share = results.groupby("dataset")["majority_share"].max().dropna().round(DECIMALS)
+    best = tidy[tidy["metric"] == "acc"].groupby("dataset", sort=False)["value"].max().round(DECIMALS)
     return [d for d, b in best.items() if d in share.index and not b - share[d] > margin + 1e-9]
 
 
