@@ -359,7 +359,7 @@ def _call_bank(name, X, G, D, options):
 
 
 #: normalisations a Nystroem features bank can apply (they need only the feature matrix)
-FEATURE_NORMALIZATIONS = ("none", "trace", "center_trace")
+FEATURE_NORMALIZATIONS = ("none", "trace", "center_trace", "unit_diag")
 
 
 def nystroem_features(C: np.ndarray, landmark_rows: np.ndarray) -> np.ndarray:
@@ -381,6 +381,9 @@ def _normalize_features(F: np.ndarray, how: str) -> np.ndarray:
     n = F.shape[0]
     if how == "none":
         return F
+    if how == "unit_diag":   # K_ij / sqrt(K_ii K_jj) of the kernel F F': each row of F to unit length
+        norms = np.linalg.norm(F, axis=1, keepdims=True)
+        return F / np.where(norms > 0, norms, 1.0)
     if how == "trace":
         t = float(np.vdot(F, F))
     else:  # center_trace: ||F - mean||_F^2 = tr(H F F' H)

@@ -112,13 +112,17 @@ def kernel_silhouette(K: np.ndarray, labels) -> float:
     """The mean silhouette (Rousseeuw 1987; scikit-learn's ``silhouette_score``) of a partition in the
     distance the kernel ``K`` induces, d(i, j) = sqrt(K_ii + K_jj - 2 K_ij) (negative rounding
     clipped to 0): between -1 and 1, higher for tighter, better separated clusters. It reads no class
-    label. NaN for a partition with one cluster, or with as many clusters as samples (undefined)."""
+    label. NaN for a partition with one cluster, or with as many clusters as samples (undefined). ``K``
+    may be a low-rank kernel (:class:`mkclust.lowrank.LowRankBank` with weights)."""
     from sklearn.metrics import silhouette_score
 
     labels = np.asarray(labels)
     k = np.unique(labels).size
     if not 2 <= k <= labels.size - 1:
         return float("nan")
+    if hasattr(K, "factors"):   # a low-rank kernel sum_p w_p F_p F_p': the Euclidean distance of [sqrt(w_p) F_p]
+        G = np.hstack([np.sqrt(w) * F for w, F in zip(K.weights, K.factors)])
+        return float(silhouette_score(G, labels))
     d = np.diag(K)
     D = np.sqrt(np.maximum(d[:, None] + d[None, :] - 2.0 * K, 0.0))
     np.fill_diagonal(D, 0.0)

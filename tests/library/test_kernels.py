@@ -207,7 +207,15 @@ def test_nystroem_bank(X):
     # below the size threshold the bank stays exact; normalisations needing other entries are refused
     assert build_bank("mkc3", Z, landmarks=60, landmarks_above=300).kind == "gram"
     with pytest.raises(ValueError, match="Nystroem bank"):
-        build_bank("rmkkm12", Z, landmarks=60)
+        build_bank("rmkkm12", Z, landmarks=60, normalize="max")
+    # unit_diag on the factors (rows to unit length): the polynomial and cosine kernels of rank <= 35 on
+    # 3 features are exact, so equal the dense bank's; a Gaussian's rows are unit where not all zero
+    ny12, ex12 = build_bank("rmkkm12", Z, landmarks=60, landmark_seed=3), build_bank("rmkkm12", Z)
+    for k, name in enumerate(ny12.names):
+        if not name.startswith("gauss"):
+            np.testing.assert_allclose(ny12.kernel(k), ex12.kernel(k), atol=1e-12)
+        d = np.diag(ny12.kernel(k))
+        assert np.allclose(d[d > 1e-12], 1.0)
     with pytest.raises(ValueError, match="landmarks"):
         build_bank("gauss_grid", Z, landmarks=0)
 

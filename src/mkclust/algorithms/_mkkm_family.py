@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, NONNEG, POSITIVE_INT, StrOptions, batch_groups
 from mkclust.kernel_functions import top_eigh
+from mkclust.lowrank import LowRankBank
 
 #: the kernel preparations: "paper" takes the bank as given (the benchmark's kernels have a unit
 #: diagonal already); "authors" centres each kernel and scales it to a unit diagonal, and normalises
@@ -25,10 +26,12 @@ from mkclust.kernel_functions import top_eigh
 PROTOCOLS = ("paper", "authors")
 
 
-def authors_kernels(K: np.ndarray) -> np.ndarray:
+def authors_kernels(K):
     """Each kernel of the bank (m, n, n) centred in feature space, (I - 11'/n) K (I - 11'/n), then
     scaled to a unit diagonal, K_ij / sqrt(K_ii K_jj) (a zero diagonal entry left at zero): the
-    authors' demos' ``kcenter`` and ``knorm``."""
+    authors' demos' ``kcenter`` and ``knorm`` (on a low-rank bank, the same on its factors)."""
+    if isinstance(K, LowRankBank):
+        return K.centred().unit_diagonal()
     K = K - K.mean(axis=1, keepdims=True)
     K = K - K.mean(axis=2, keepdims=True)
     d = np.sqrt(np.clip(np.einsum("pii->pi", K), 0.0, None))
@@ -36,26 +39,50 @@ def authors_kernels(K: np.ndarray) -> np.ndarray:
     return K * scale[:, :, None] * scale[:, None, :]
 
 
-def combine(K: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """sum_p weights_p K_p (one BLAS product over the bank)."""
+# Each function below takes a dense bank (m, n, n) or a low-rank one (mkclust.lowrank.LowRankBank),
+# whose operations give the same numbers without forming an n x n matrix.
+
+def combine(K, weights: np.ndarray):
+    """sum_p weights_p K_p (one BLAS product over the bank; a combined view of a low-rank bank)."""
+    if isinstance(K, LowRankBank):
+        return K.combine(weights)
     return np.tensordot(weights, K, axes=1)
 
 
-def leading(K: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+def mean_kernel(K):
+    """The equal-weight mean of the bank's kernels."""
+    return K.combine(np.full(K.n_kernels, 1.0 / K.n_kernels)) if isinstance(K, LowRankBank) else K.mean(axis=0)
+
+
+def single(K, p: int):
+    """The p-th kernel of the bank."""
+    return K.kernel(p) if isinstance(K, LowRankBank) else K[p]
+
+
+def leading(K, k: int) -> tuple[np.ndarray, float]:
     """H (n, k), the k leading eigenvectors of the symmetric K, and the sum of their eigenvalues,
     max over H'H = I of Tr(H' K H) (Ky Fan)."""
+    if isinstance(K, LowRankBank):
+        lam, H = K.leading(k)
+        return H, float(lam.sum())
     lam, H = top_eigh(K, k)
     return H, float(lam.sum())
 
 
-def traces(K: np.ndarray, H: np.ndarray) -> np.ndarray:
-    """Tr(H' K_p H) for every kernel of the bank (m,)."""
+def traces(K, H: np.ndarray | None = None) -> np.ndarray:
+    """Tr(H' K_p H) for every kernel of the bank (m,); Tr(K_p) without H."""
+    if isinstance(K, LowRankBank):
+        return K.traces(H)
+    if H is None:
+        return np.einsum("pii->p", K)
     return np.einsum("pij,ik,jk->p", K, H, H, optimize=True)
 
 
-def gram(K: np.ndarray) -> np.ndarray:
+def gram(K) -> np.ndarray:
     """M_pq = Tr(K_p K_q) = <K_p, K_q>_F (symmetric kernels), the (m, m) matrix of MKKM-MiR's and
     ONKC's regulariser."""
+    if isinstance(K, LowRankBank):
+        return K.frobenius_gram()
     flat = K.reshape(K.shape[0], -1)
     return flat @ flat.T
 
@@ -110,6 +137,7 @@ class KernelFamilyBase(BaseClusterer):
     learn once (:meth:`fit_batch`)."""
 
     input_kind = "kernels"
+    low_rank_cross = True
     #: the parameters that enter only the k-means on H
     LABEL_ONLY = ("random_state", "n_init")
     _family_constraints = {**COMMON_CONSTRAINTS, "n_init": [POSITIVE_INT], "max_iter": [POSITIVE_INT],

@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 from mkclust._params import Interval, StrOptions, validate_params
 from mkclust._validation import check_features, check_kernels, check_n_clusters
 from mkclust.kernel_functions import top_eigh
+from mkclust.lowrank import as_low_rank
 
 
 class Progress:
@@ -108,6 +109,13 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     #: kernels must be positive semi-definite (checked by ``_validate_kernel``, tolerance
     #: :data:`mkclust._validation.PSD_RTOL`); False for methods on affinities (spectral clustering)
     requires_psd = True
+    #: takes a low-rank bank (:class:`mkclust.lowrank.LowRankBank`, or a features
+    #: :class:`~mkclust.kernels.KernelBank`) without forming an n x n matrix
+    takes_low_rank = False
+    #: on a low-rank bank (the workflow's memory model): copies of the factors a fit holds (MKKM's centred
+    #: ones), and whether it holds their cross Gram matrix (the leading eigenvectors' route)
+    low_rank_copies: ClassVar[int] = 0
+    low_rank_cross: ClassVar[bool] = False
     cost: ClassVar[Cost]
     #: parameter constraints in scikit-learn's convention (:mod:`mkclust._params`): every estimator
     #: states each parameter's type and range once; :meth:`_check_params` validates them all before
@@ -162,10 +170,33 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         estimators), checked; and n_clusters checked against n. Sets ``n_features_in_`` to n (the
         columns of a precomputed kernel, as scikit-learn's pairwise estimators)."""
         self._check_params()
+        low = as_low_rank(K)
+        if low is not None:
+            return self._validate_low_rank(low)
         K = check_kernels(K, allow_multiple=self.input_kind == "kernels", psd=self.requires_psd)
         self._check_n_clusters(K.shape[1])
         self.n_features_in_ = int(K.shape[2])
         return K if self.input_kind == "kernels" else K[0]
+
+    def _validate_low_rank(self, K):
+        """A low-rank bank (PSD by construction): a bank for ``kernels`` estimators, one kernel (a
+        combined view, or a bank of one) for the others; a clear error for an estimator that needs the
+        n x n matrices."""
+        n = K.n_samples
+        if not self.takes_low_rank:
+            gib = (K.n_kernels if K.ndim == 3 else 1) * n * n * 8 / 2**30
+            raise ValueError(f"{type(self).__name__} needs dense kernels; this low-rank bank would take {gib:.3g} GiB "
+                             f"as Gram matrices (n = {n}): pass K.dense() where that fits")
+        if self.input_kind == "kernels" and K.ndim != 3:
+            raise ValueError(f"{type(self).__name__} takes a bank of kernels; got one combined low-rank kernel")
+        if self.input_kind != "kernels" and K.ndim == 3:
+            if K.n_kernels != 1:
+                raise ValueError(f"{type(self).__name__} takes a single kernel, got a low-rank bank of {K.n_kernels}; "
+                                 "pass one (K.kernel(p), or K.combine(weights) such as the equal-weight mean)")
+            K = K.kernel(0)
+        self._check_n_clusters(n)
+        self.n_features_in_ = int(n)
+        return K
 
     def _check_n_clusters(self, n: int):
         """n_clusters against n samples (2 for two-class methods is :meth:`_check_params`'s, which runs first)."""

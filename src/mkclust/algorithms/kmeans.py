@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from mkclust._validation import check_features
 from mkclust.algorithms._matlab import replay
 from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, Cost, POSITIVE_INT, StrOptions
+from mkclust.lowrank import LowRankBank
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +43,24 @@ def kernel_product(K: np.ndarray, A: np.ndarray) -> np.ndarray:
     (A' K')': the same products, each entry one row of K against one column of A, which BLAS runs up
     to twice as fast for a thin A, reading K in the order it is stored (one core, 6 kernels of 1797
     samples, 10 columns: 17 ms against 33 ms; benchmarks/bench_core.py, ``kernel_product``)."""
+    if isinstance(K, LowRankBank):
+        return K.product(A)
     if K.ndim == 2:
         return (A.T @ K.T).T
     m, n, _ = K.shape
     if K.flags.c_contiguous:
         return (A.T @ K.reshape(m * n, n).T).T.reshape(m, n, -1)
     return np.matmul(K, A)
+
+
+def kernel_diagonal(K) -> np.ndarray:
+    """The diagonal of one kernel, dense or low-rank (a copy)."""
+    return K.diagonal() if isinstance(K, LowRankBank) else np.diag(K).copy()
+
+
+def kernel_columns(K, idx) -> np.ndarray:
+    """K[:, idx] of one kernel, dense or low-rank."""
+    return K.columns(idx) if isinstance(K, LowRankBank) else K[:, idx]
 
 
 def cluster_distances(K: np.ndarray, diag: np.ndarray, labels: np.ndarray, n_clusters: int,
@@ -94,7 +107,7 @@ def kmeanspp_kernel(K: np.ndarray, diag: np.ndarray, n_clusters: int, rng) -> np
     n = K.shape[0]
     n_trials = 2 + int(np.log(n_clusters))
     centers = [int(rng.randint(n))]
-    closest = np.maximum(diag + diag[centers[0]] - 2.0 * K[:, centers[0]], 0.0)
+    closest = np.maximum(diag + diag[centers[0]] - 2.0 * kernel_columns(K, [centers[0]])[:, 0], 0.0)
     for _ in range(1, n_clusters):
         pot = closest.sum()
         if pot <= 0:  # all remaining points coincide with centres: pick any unused sample
@@ -103,7 +116,7 @@ def kmeanspp_kernel(K: np.ndarray, diag: np.ndarray, n_clusters: int, rng) -> np
             continue
         cand = np.searchsorted(np.cumsum(closest), rng.uniform(size=n_trials) * pot)
         cand = np.minimum(cand, n - 1)
-        dc = np.maximum(diag[:, None] + diag[cand][None, :] - 2.0 * K[:, cand], 0.0)
+        dc = np.maximum(diag[:, None] + diag[cand][None, :] - 2.0 * kernel_columns(K, cand), 0.0)
         dc = np.minimum(dc, closest[:, None])
         best = int(np.argmin(dc.sum(axis=0)))
         centers.append(int(cand[best]))
@@ -118,7 +131,7 @@ def kernel_kmeans(K: np.ndarray, labels: np.ndarray, n_clusters: int, max_iter: 
     Returns (labels, objective, objective_trace, n_iter). The trace holds the objective of each
     partition visited, sum_i s_i dist(i, c(i)); it never increases. Stops when no label changes.
     """
-    diag = np.diag(K).copy() if diag is None else diag
+    diag = kernel_diagonal(K) if diag is None else diag
     w = np.ones(K.shape[0]) if sample_weight is None else sample_weight
     idx = np.arange(K.shape[0])
     labels = np.asarray(labels, dtype=np.int64)
@@ -148,7 +161,7 @@ def sample_centres(n: int, c: int, rng) -> np.ndarray:
 
 def nearest_centres(K: np.ndarray, diag: np.ndarray, centers: np.ndarray) -> np.ndarray:
     """Each sample's nearest single-point centre in feature space: argmin_j K_ii + K_cc - 2 K_ic."""
-    d = diag[:, None] + diag[centers][None, :] - 2.0 * K[:, centers]
+    d = diag[:, None] + diag[centers][None, :] - 2.0 * kernel_columns(K, centers)
     return np.argmin(d, axis=1)
 
 
@@ -191,6 +204,7 @@ class KernelKMeans(BaseClusterer):
     """
 
     cost = Cost(work_n2=4, seconds_at_1000=2, exponent=2, typical_at_1000=0.0216, restarts=True)
+    takes_low_rank = True
     _parameter_constraints = {
         **COMMON_CONSTRAINTS, "init": [StrOptions({"k-means++", "random", "sample", "matlab", "random-partition"}),
                                        "array-like"],
@@ -229,8 +243,8 @@ class KernelKMeans(BaseClusterer):
 
     def _fit_checked(self, K):
         """fit on a kernel already validated (one (n, n) float array): callers inside other
-        estimators skip the O(n^2) checks of each restart."""
-        diag = np.diag(K).copy()
+        estimators skip the O(n^2) checks of each restart); dense or low-rank."""
+        diag = kernel_diagonal(K)
 
         def run_once(rng):
             labels0, centers = self._initial_labels(K, diag, rng)

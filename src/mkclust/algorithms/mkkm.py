@@ -13,6 +13,7 @@ from mkclust.algorithms._matlab import replay
 from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, Cost, NONNEG, POSITIVE_INT, StrOptions
 from mkclust.algorithms.kmeans import _reseed_empty, centre_matrix
 from mkclust.algorithms.rmkkm import _centred, kernel_distances
+from mkclust.lowrank import LowRankBank
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,8 @@ class MKKM(BaseClusterer):
     }
 
     input_kind = "kernels"
+    takes_low_rank = True
+    low_rank_copies = 1   # the factors centred
 
     def __init__(self, n_clusters=8, n_init=1, max_iter=100, tol=1e-5, init="random-partition", steps="exact",
                  random_state=None):
@@ -137,9 +140,14 @@ class MKKM(BaseClusterer):
 
     def fit(self, K, y=None):
         K = self._validate_kernel(K)
-        raw_diags = np.einsum("tii->ti", K).copy()
-        K = _centred(K)  # as in robust_mkkm: exact distances, less cancellation
-        diags = np.einsum("tii->ti", K).copy()
+        if isinstance(K, LowRankBank):   # the same distances from the factors, centred in feature space
+            raw_diags = K.diagonal()
+            K = K.centred()
+            diags = K.diagonal()
+        else:
+            raw_diags = np.einsum("tii->ti", K).copy()
+            K = _centred(K)  # as in robust_mkkm: exact distances, less cancellation
+            diags = np.einsum("tii->ti", K).copy()
         n, c = K.shape[1], self.n_clusters
         stream = None
         if self.init == "matlab":   # the authors' repeat random_state: its n_init draws of rand(n, c)

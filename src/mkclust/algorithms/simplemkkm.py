@@ -35,6 +35,7 @@ import scipy.optimize
 
 from mkclust.algorithms._mkkm_family import KernelFamilyBase, combine, leading, traces
 from mkclust.algorithms.base import Cost
+from mkclust.lowrank import LowRankBank
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,7 @@ class SimpleMKKM(KernelFamilyBase):
 
     # measured (2026-12-03, one thread, 1500 digits, 12 kernels): 102 CPU s, 46 steps; the seeds of a batch share it
     cost = Cost(work_n2=4, seconds_at_1000=120, exponent=3, typical_at_1000=30.0, batch_time=0.12)
+    takes_low_rank = True   # every step a product, a trace or leading eigenvectors (mkclust.lowrank)
     _parameter_constraints = KernelFamilyBase._family_constraints
 
     def __init__(self, n_clusters=8, max_iter=100, tol=1e-4, n_init=10, protocol="paper", random_state=None):
@@ -103,7 +105,8 @@ class SimpleMKKM(KernelFamilyBase):
     def objective_at_weights(self, K: np.ndarray, gamma) -> float:
         """max over H'H = I of Tr(H' K_gamma H) for the bank K (m, n, n) as given and weights ``gamma``:
         the function the fit minimises (for checks against a grid over the simplex)."""
-        return leading(combine(np.asarray(K, dtype=float), np.asarray(gamma, dtype=float) ** 2),
+        K = K if isinstance(K, LowRankBank) else np.asarray(K, dtype=float)
+        return leading(combine(K, np.asarray(gamma, dtype=float) ** 2),
                        int(self.n_clusters))[1]
 
     def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:

@@ -42,9 +42,10 @@ from mkclust.repro.run_spec import NO_BANK
 JOB_SECONDS = 1.0
 
 
-def dataset_size(p: Plan, name: str) -> tuple[int, int, int | None] | None:
+def dataset_size(p: Plan, name: str, load: bool = True) -> tuple[int, int, int | None] | None:
     """(n, d, classes) of a planned data set without building it (classes None where only n and d
-    are known), or None where nothing tells."""
+    are known), or None where nothing tells; ``load=False`` loads only a file of one's own, an
+    embedded or a generated set, never raw files (a paper's size of the whole set where they are not local)."""
     built = Path(p.data_dir) / "processed" / f"{name}.npz"
     if built.is_file():
         with np.load(built, allow_pickle=False) as z:
@@ -56,6 +57,8 @@ def dataset_size(p: Plan, name: str) -> tuple[int, int, int | None] | None:
     exact = [s for s in reg.paper if s.opts == {k: v for k, v in opts.items() if k != "seed"}]
     if reg.kind == "download" and exact:
         return exact[0].n, exact[0].d, exact[0].c
+    if not load and reg.kind == "download":
+        return (reg.paper[0].n, reg.paper[0].d, None) if reg.paper else None
     try:   # an embedded or generated set (a second at most), or one whose raw files are local (never downloaded)
         ds = load_dataset(spec["loader"], raw_dir=Path(p.data_dir) / "raw", mirror=p.config.get("data_mirror"),
                           download=False, **opts)

@@ -5,6 +5,9 @@ pseudo-parameters (:mod:`mkclust.repro.pseudo`) select it."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from mkclust.lowrank import LowRankBank
 from mkclust.repro.errors import ConfigError
 from mkclust.datasets import Dataset, load
 from mkclust.kernels import BANKS, KernelBank, apply_preprocess, build_bank
@@ -41,7 +44,7 @@ def make_bank(spec: dict, ds: Dataset) -> KernelBank:
     return build_bank(spec["bank"], ds.X, preprocess=spec.get("preprocess", "none"), **build, **opts)
 
 
-def run_input(ds: Dataset, bank: KernelBank | None, input_kind: str, pseudo: dict):
+def run_input(ds: Dataset, bank: KernelBank | None, input_kind: str, pseudo: dict, low_rank: bool = False):
     """``(data, kernel name(s))``: what an estimator of ``input_kind`` (``features``, ``kernel``,
     ``kernels`` or ``feature_maps``, :attr:`~mkclust.algorithms.base.BaseClusterer.input_kind`) is
     fitted on, as the run's pseudo-parameters ``pseudo`` select it:
@@ -52,7 +55,13 @@ def run_input(ds: Dataset, bank: KernelBank | None, input_kind: str, pseudo: dic
     - ``kernels``: the Gram stack (m, n, n), its first ``n_kernels``, the one ``kernel``, or (``"ew"``)
       a stack of one, the equal-weight mean (a multiple-kernel method on the average kernel);
     - ``feature_maps``: the feature matrices of a features bank, the same way (a Gram bank: the stack).
+
+    With ``low_rank`` (an estimator that takes one, :attr:`~mkclust.algorithms.base.BaseClusterer.takes_low_rank`)
+    a features bank is given as a :class:`~mkclust.lowrank.LowRankBank` the same way (one kernel, the
+    equal-weight mean, or the bank), so no n x n matrix is formed.
     """
+    if low_rank and bank is not None and bank.kind == "features" and input_kind in ("kernel", "kernels"):
+        return _low_rank_input(LowRankBank.from_kernel_bank(bank), input_kind, pseudo)
     if input_kind == "features":
         data = apply_preprocess(ds.X, pseudo.get("preprocess"))
         return (data.toarray() if hasattr(data, "toarray") else data), None
@@ -80,3 +89,23 @@ def run_input(ds: Dataset, bank: KernelBank | None, input_kind: str, pseudo: dic
         return bank.kernel(idx[0])[None], names
     K = bank.gram()
     return (K if len(idx) == K.shape[0] else K[idx]), names
+
+
+def _low_rank_input(low: LowRankBank, input_kind: str, pseudo: dict):
+    """:func:`run_input` on a low-rank bank (its ``low_rank`` case)."""
+    m, choice = low.n_kernels, pseudo.get("kernel")
+    mean_name = "equal-weight mean of " + "+".join(low.names)
+    if choice == "ew":
+        mean = low.combine(np.full(m, 1.0 / m))
+        return (mean, mean_name) if input_kind == "kernel" else (LowRankBank([np.hstack(
+            [F * np.sqrt(1.0 / m) for F in low.factors])]), [mean_name])
+    if input_kind == "kernel":
+        if choice is None and m != 1:
+            raise ConfigError(f"the bank holds {m} kernels; set the parameter kernel "
+                              "(an index, 'ew', or 'all' in a grid)")
+        choice = 0 if choice is None else choice
+        check_kernel_choice({"kernel": choice}, m)
+        return low.kernel(int(choice)), low.names[int(choice)]
+    check_kernel_choice(pseudo, m)
+    idx = [int(choice)] if choice is not None else list(range(pseudo.get("n_kernels") or m))
+    return LowRankBank([low.factors[i] for i in idx], names=[low.names[i] for i in idx]), [low.names[i] for i in idx]

@@ -11,7 +11,11 @@ On a resolved and schema-valid configuration (protocols merged, :mod:`mkclust.re
   say so;
 - ``reference_run``: the archive the tables are compared with, found from the working folder or the
   checkout, its pieces intact (a note when it is not there);
-- an output folder given as an absolute path outside the working folder (a note).
+- an output folder given as an absolute path outside the working folder (a note);
+- memory: every kernel-bank and run job the plan will run (not those the archive holds) priced from
+  its data set's size, its bank and its method (:mod:`mkclust.repro.resources`), against
+  ``memory_limit_mb`` or this machine's memory: a job above it is an error naming the job, the GiB
+  and the ways out (:func:`check_memory`).
 
 Errors are :class:`~mkclust.repro.errors.ConfigError`; notes are lines for the user.
 """
@@ -81,9 +85,62 @@ def preflight(config: dict, checkout: str | Path, cwd: str | Path | None = None)
             except ValueError as exc:
                 raise ConfigError(f"reference_run: {exc}") from exc
             pre.reference_run, pre.reference_name = str(ref), config["reference_run"]
+    if not pre.archive:   # an archive's tables fit nothing
+        check_memory(pre.plan, config.get("memory_limit_mb"))
     # a relative output folder stays inside the working folder (the planner refuses ".."); an absolute
     # one outside it is allowed, on purpose, and said once
     for key, folder in (("data_dir", pre.plan.data_dir), ("figures_dir", pre.plan.figures_dir)):
         if Path(folder).is_absolute() and not Path(folder).resolve().is_relative_to(cwd.resolve()):
             pre.notes.append(f"{key} is {folder}, outside the working folder {cwd}")
     return pre
+
+
+def machine_mb() -> float:
+    """This machine's physical memory in MB (os.sysconf; 0 where the system does not tell)."""
+    import os
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    except (ValueError, OSError, AttributeError):
+        return 0.0
+
+
+def check_memory(p: Plan, limit_mb: float | None = None, skip=frozenset()) -> tuple[str, float] | None:
+    """The largest job of the plan and its MB, from each data set's size where it is known without
+    building it (:func:`mkclust.repro.estimate.dataset_size`, no raw file read): the kernel-bank jobs
+    (:func:`~mkclust.repro.resources.bank_job_mb`) and the run jobs (:func:`~mkclust.repro.resources.group_mem_mb`,
+    low-rank where the bank is built from landmarks) but the groups in ``skip``. A job above
+    ``limit_mb`` (default: this machine's memory) raises a ConfigError naming it."""
+    from mkclust.repro import resources as RES
+    from mkclust.repro.estimate import dataset_size
+    from mkclust.repro.run_spec import NO_BANK
+
+    limit = float(limit_mb) if limit_mb else machine_mb()
+    groups = {g: runs for g, runs in p.run_groups().items() if g not in skip}
+    sizes = {name: dataset_size(p, name, load=False) for name in sorted({g[2] for g in groups})}
+    jobs = []   # (MB, the job, what it holds, the bank or None)
+    for dataset, bank in sorted({(g[2], g[3]) for g in groups if g[3] != NO_BANK}):
+        if sizes[dataset] is not None:
+            n, d, _ = sizes[dataset]
+            m, marks = p.inputs.bank_size(bank) or d, p.inputs.bank_landmarks(bank)
+            r = RES.bank_rank(n, marks)
+            jobs.append((RES.bank_job_mb(n, d, m, marks), f"kernel bank {bank} of {dataset}",
+                         f"n = {n}, {m} kernels of {r} columns", bank))
+    for g, runs in groups.items():
+        if sizes[g[2]] is None:
+            continue
+        n, d, _ = sizes[g[2]]
+        m = (p.inputs.bank_size(g[3]) or d) if g[3] != NO_BANK else 0
+        r = RES.bank_rank(n, p.inputs.bank_landmarks(g[3])) if m else 0
+        mb = RES.group_mem_mb(runs, n, d, m * n * r, (m, r) if m and r < n else None)
+        jobs.append((mb, f"run {'/'.join(g[:4])}", f"n = {n}" + (f", {m} kernels of {r} columns" if m else ""),
+                     g[3] if m else None))
+    if not jobs:
+        return None
+    mb, job, holds, bank = max(jobs, key=lambda j: j[0])
+    if limit and mb > limit:
+        way = (f"build bank {bank} from landmarks (kernel_banks: {{{bank}: {{landmarks: 1000}}}}), which KKM, MKKM, "
+               "SimpleMKKM, MKKM-MiR and LF-MVC take without an n x n matrix; " if bank else "")
+        raise ConfigError(f"memory: the {job} job needs about {mb / 1024:.1f} GiB ({holds}), above "
+                          f"{'memory_limit_mb' if limit_mb else 'this machine'}'s {limit / 1024:.1f} GiB: {way}"
+                          "or a smaller data set, or memory_limit_mb for a machine that has more")
+    return job, mb

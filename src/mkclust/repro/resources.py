@@ -162,12 +162,17 @@ def bank_seconds(n: int, d: int, m: int, landmarks: tuple[int | None, int] = (No
     return m * (2e-9 * n * r * (d + 20) + 1e-9 * eig)
 
 
+def bank_job_mb(n: int, d: int, m: int, landmarks: tuple[int | None, int] = (None, 0)) -> float:
+    """MB of building a bank of m kernels on n x d data: the bank (m n r), and the squared distances
+    plus two scratch n x r matrices while a kernel is formed."""
+    return BASE_MB + _mb((m + 3) * n * bank_rank(n, landmarks) + 2 * n * d)
+
+
 def bank_mem_mb(dataset_path, n_kernels: int | None, attempt: int = 1,
                 landmarks: tuple[int | None, int] = (None, 0)) -> int:
-    """The kernel-bank job: the bank (m n r), and the squared distances plus two scratch n x r
-    matrices while a kernel is formed."""
+    """The kernel-bank job: :func:`bank_job_mb` for its input's size."""
     n, d, m = _bank_sizes(dataset_path, n_kernels)
-    return int(attempt * (BASE_MB + _mb((m + 3) * n * bank_rank(n, landmarks) + 2 * n * d)))
+    return int(attempt * bank_job_mb(n, d, m, landmarks))
 
 
 def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1,
@@ -178,15 +183,34 @@ def bank_runtime(dataset_path, n_kernels: int | None, attempt: int = 1,
     return int(attempt * math.ceil(BASE_MINUTES + SAFETY * bank_seconds(n, d, m, landmarks, decompose) / 60))
 
 
-def group_mem_mb(runs, n: int, d: int, bank: float) -> float:
+def group_mem_mb(runs, n: int, d: int, bank: float, low_rank: tuple[int, int] | None = None) -> float:
     """MB a run job holds for a group of runs on a data set of n x d with a bank of ``bank`` float64
     values: the data, the bank and the estimator's working space for the largest fit of the group
     (fits run one after another, so memory does not add up over seeds or settings), plus, for an
-    estimator that fits one input's runs in a lockstep batch, the largest batch's state."""
+    estimator that fits one input's runs in a lockstep batch, the largest batch's state.
+
+    ``low_rank`` = (m, r): the bank is m Nystroem factors of r columns (r < n). An estimator of
+    ``feature_maps`` holds 1.6 times the features more; one that takes
+    them (``takes_low_rank``) holds its copies of the factors (``low_rank_copies``, two more with the
+    authors' kernel preparation), the factors' cross Gram matrix where it needs leading eigenvectors
+    (``low_rank_cross``: (m r)^2, or the m n x n kernels where m r >= n, :mod:`mkclust.lowrank`) and a
+    few vectors per kernel, instead of n x n working space;
+    any other is not run on it (an N/A record saying so) and holds the bank alone."""
     cls = _cls(runs[0].estimator)
     cost, params = cls.cost, [r.params for r in runs]
     fit = max(fit_size(p, n) for p in params)
     work = 0 if all(cls.declines(fit, p) for p in params) else cost.work_n2
+    if low_rank is not None and low_rank[1] < n and cls.input_kind == "feature_maps":
+        # the features' own copies (centred, projected), no n x n matrix: MKC on mnist01234, n = 28911 and
+        # 6 kernels of 2000 columns, peaked at 7,543 MB (reference run), this gives 7,568
+        return BASE_MB + _mb(2.6 * bank + 2 * n * d)
+    if low_rank is not None and low_rank[1] < n and cls.input_kind in ("kernel", "kernels"):
+        m, r = low_rank
+        if cls.takes_low_rank:   # measured: tests/workflow/test_memory.py
+            copies = cls.low_rank_copies + 2 * any(p.get("protocol") == "authors" for p in params)
+            cross = min((m * r) ** 2, m * n * n) if cls.low_rank_cross else 0
+            return BASE_MB + _mb((1 + copies) * bank + 2 * n * d + cross + 4 * m * n)
+        return BASE_MB + _mb(bank + 2 * n * d)   # not run: N/A (mkclust.repro.runner, a dense-only method)
     batched, size = 0.0, _batch_size(params, cls) if cost.batch_bytes_per_n else 0
     if size > 0:
         batched = cost.batch_n2 * fit * fit + (size * cost.batch_bytes_per_n + cost.batch_fixed_bytes_per_n) * fit / 8
@@ -197,7 +221,9 @@ def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
     """A run job: :func:`group_mem_mb` for its inputs' sizes (read from the files' headers)."""
     n, d = dataset_shape(dataset_path)
     bank = bank_floats(bank_path)[1] if bank_path else 0
-    return int(attempt * group_mem_mb(runs, n, d, bank))
+    feats = [v for k, v in _shapes(bank_path).items() if k.startswith("F_")] if bank_path else []
+    low = (len(feats), max(v[1] for v in feats)) if feats else None
+    return int(attempt * group_mem_mb(runs, n, d, bank, low))
 
 
 def batch_size(runs) -> int:

@@ -18,6 +18,7 @@ from mkclust.algorithms import ALGORITHMS, get_estimator
 from mkclust.algorithms.base import NotFinished, SharedStartBatch
 from mkclust.datasets import Dataset
 from mkclust.kernels import KernelBank
+from mkclust.lowrank import LowRankBank
 from mkclust.repro.checkpoint import GroupCheckpoint
 from mkclust.repro.inputs import run_input
 from mkclust.repro.provenance import record_versions
@@ -96,16 +97,20 @@ def run_group(runs: list[Run], dataset_path, bank_path=None, checkpoint=None) ->
     # ODMC (batch_alone_first) fits the first alone, so that its seconds per iteration are those of one fit
     cls = ALGORITHMS[runs[0].estimator]
     declined = cls.two_class_only and any(int(params["n_clusters"]) != 2 for params, _ in split)
+    dense_only = _dense_only(cls, bank, ds.n)
+    declined = declined or dense_only is not None
     if not declined:
         t0 = time.process_time()
         cls.load_compiled()                                   # outside the fits' timings
         log.info("%s: compiled loops loaded in %.2f CPU s", cls.__name__, time.process_time() - t0)
     for alone, batch in lockstep_inputs([r.params for r in runs], cls):
-        if declined:   # a two-class method on a data set of more classes: N/A records with the reason
+        if declined:   # a two-class method on a data set of more classes, a dense-only one on landmarks: N/A
             alone, batch = alone + batch, []
         pseudo = split[(alone or batch)[0]][1]
-        data, kernel_name = run_input(ds, bank, input_kind, pseudo)
-        if input_kind != "features" and ALGORITHMS[runs[0].estimator].requires_psd and not isinstance(data, list):
+        data, kernel_name = ((None, None) if dense_only else
+                             run_input(ds, bank, input_kind, pseudo, low_rank=cls.takes_low_rank))
+        if (dense_only is None and input_kind != "features" and cls.requires_psd
+                and not isinstance(data, (list, LowRankBank))):
             # once per input here, exactly at any n, so the fits (and their timings) skip it (assume_psd below)
             check_psd(data, f"{runs[0].dataset}/{runs[0].bank} kernel {kernel_name}", exact=True)
         with assume_psd():
@@ -114,7 +119,7 @@ def run_group(runs: list[Run], dataset_path, bank_path=None, checkpoint=None) ->
                 log.info("run %d of %d: params %s, seed %d", k + 1, len(runs), run.params_json, run.seed)
                 records[k] = _kept_or_fit(saved, run, lambda: _fit_record(
                     run, get_estimator(run.estimator, random_state=run.seed, **params), data, ds, params,
-                    kernel_name, pseudo.get("fit_subset")))
+                    kernel_name, pseudo.get("fit_subset"), declined=dense_only))
             if batch:
                 pairs = [(runs[k], split[k][0]) for k in batch]
                 if saved is not None and issubclass(cls, SharedStartBatch):
@@ -139,7 +144,8 @@ def _label_free_scores(records: list[dict], names: list[str], bank: KernelBank) 
     """Add each label-free score of ``names`` (:data:`mkclust.metrics.LABEL_FREE`) to the metrics of
     every record with labels, computed on the equal-weight mean of ``bank``'s kernels (one distance for
     every setting and method of the data set); NaN for a record without labels."""
-    Kavg = run_input(None, bank, "kernel", {"kernel": "ew"})[0]   # the bank's equal-weight mean, as "ew" runs fit
+    # the bank's equal-weight mean, as "ew" runs fit (low-rank for a features bank: no n x n matrix)
+    Kavg = run_input(None, bank, "kernel", {"kernel": "ew"}, low_rank=True)[0]
     for rec in records:
         for name in names:
             lab = rec["labels"]
@@ -204,10 +210,22 @@ def _subset_fit(est, data, n: int, size: int, seed: int) -> tuple[np.ndarray, np
     return np.asarray(est.predict(data[:, :, S])), S
 
 
+def _dense_only(cls, bank: KernelBank | None, n: int) -> str | None:
+    """Why a method that needs the n x n kernels is not run on a bank built from landmarks (its Gram
+    matrices would be formed from the factors: the memory the landmarks were chosen to avoid); None
+    where it runs."""
+    if (bank is None or bank.kind != "features" or "nystroem" not in bank.meta or cls.takes_low_rank
+            or cls.input_kind not in ("kernel", "kernels")):
+        return None
+    gib = bank.n_kernels * n * n * 8 / 2**30
+    return (f"{cls.__name__} needs the n x n kernels ({gib:.1f} GiB at n = {n}); the bank is built from "
+            f"{bank.meta['nystroem']['landmarks']} landmarks, which only the low-rank methods take")
+
+
 def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit_subset=None,
-                fitted: tuple[float, float] | None = None) -> dict:
+                fitted: tuple[float, float] | None = None, declined: str | None = None) -> dict:
     """Fit ``est`` and return the run's record; ``fitted`` = (wall, cpu seconds): ``est`` was fitted
-    already (in a batch) and those are its seconds."""
+    already (in a batch) and those are its seconds; ``declined``: the reason it is not fitted (N/A)."""
     blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
     if fitted is None:
         log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
@@ -215,6 +233,8 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
     wall0, cpu0 = time.perf_counter(), time.process_time()
     status, reason = "ok", ""
     try:
+        if declined:
+            raise NotFinished(declined)
         if type(est).two_class_only and int(params["n_clusters"]) != 2:
             raise NotFinished(f"{run.algorithm} clusters two classes only; {run.dataset} has {ds.n_classes}")
         if fitted is not None:

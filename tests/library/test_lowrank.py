@@ -1,0 +1,152 @@
+"""Low-rank kernel banks (mkclust.lowrank): every operation equals the dense one on the kernels
+F_p F_p', and the estimators that take a low-rank bank fit it as they fit the dense bank."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+import mkclust.lowrank as lowrank
+from mkclust import metrics
+from mkclust.algorithms import ALGORITHMS, LFMVC, MKKM, ONKC, KernelKMeans, MKKMMiR, SimpleMKKM
+from mkclust.algorithms._mkkm_family import authors_kernels
+from mkclust.datasets import Dataset
+from mkclust.kernel_functions import top_eigh
+from mkclust.kernels import build_bank
+from mkclust.lowrank import LowRankBank
+from mkclust.repro.inputs import run_input
+
+
+@pytest.fixture(scope="module")
+def banks():
+    """A 5-kernel Gaussian bank on 3 blobs of 180 samples, truncated to rank 12 per kernel (R = 60 < n,
+    the R x R route), and the dense stack of those same truncated kernels."""
+    X, y = make_blobs(n_samples=180, centers=3, cluster_std=2.5, random_state=0)
+    K = build_bank("gauss_grid", X, preprocess="zscore", widths=[0.5, 1, 2, 4, 8]).K
+    low = LowRankBank.from_dense(K, rank=12)
+    return low, low.dense(), y
+
+
+def _padded(low):
+    """The same kernels from factors with 40 zero columns more each, so that R = 260 >= n = 180."""
+    return LowRankBank([np.hstack([F, np.zeros((F.shape[0], 40))]) for F in low.factors])
+
+
+def test_products_equal_the_dense_ones(banks):
+    low, K, _ = banks
+    rng = np.random.default_rng(0)
+    A, H = rng.standard_normal((K.shape[1], 4)), np.linalg.qr(rng.standard_normal((K.shape[1], 3)))[0]
+    w = rng.random(low.n_kernels)
+    Kw = np.tensordot(w, K, axes=1)
+    scale = np.abs(K).max()
+    assert np.allclose(low.product(A), np.matmul(K, A), atol=1e-12 * scale * K.shape[1])
+    assert np.allclose(low.combine(w).product(A), Kw @ A, atol=1e-12 * scale * K.shape[1])
+    assert np.allclose(low.diagonal(), np.einsum("pii->pi", K))
+    assert np.allclose(low.combine(w).diagonal(), np.diag(Kw))
+    assert np.allclose(low.combine(w).columns([3, 70, 3]), Kw[:, [3, 70, 3]])
+    assert np.allclose(low.traces(H), np.einsum("pij,ik,jk->p", K, H, H))
+    assert np.allclose(low.traces(), np.einsum("pii->p", K))
+    assert np.allclose(low.frobenius_gram(), np.einsum("pij,qij->pq", K, K))
+    assert np.allclose(low.combine(w).dense(), Kw)
+
+
+def test_products_on_the_dense_route_equal_the_factors_route(banks, monkeypatch):
+    """Where R >= n and n <= DENSE_N the kernels are formed once: the same numbers as through the factors."""
+    low, K, _ = banks
+    full = _padded(low)
+    A = np.random.default_rng(3).standard_normal((K.shape[1], 3))
+    w = np.array([0.2, 0.0, 0.3, 0.4, 0.1])
+    small = (full.product(A), full.combine(w).product(A), full.combine(w).columns([5, 9]))
+    monkeypatch.setattr(lowrank, "DENSE_N", 10)
+    big = (LowRankBank(full.factors).product(A), LowRankBank(full.factors).combine(w).product(A),
+           LowRankBank(full.factors).combine(w).columns([5, 9]))
+    for a, b in zip(small, big):
+        assert np.allclose(a, b, atol=1e-10)
+
+
+def test_centring_and_unit_diagonal_equal_the_authors_preparation(banks):
+    low, K, _ = banks
+    assert np.allclose(authors_kernels(low).dense(), authors_kernels(K), atol=1e-12)
+
+
+@pytest.mark.parametrize("side", ["lapack", "lanczos", "n x n", "n x n lanczos"])
+def test_leading_eigenpairs_equal_the_dense_ones(banks, side, monkeypatch):
+    low, K, _ = banks
+    if side == "lanczos":
+        monkeypatch.setattr(lowrank, "DENSE_SIDE", 10)
+    if side.startswith("n x n"):   # factors padded with zero columns (the same kernels): R >= n
+        low = _padded(low)
+        assert sum(low.ranks) >= low.n_samples
+    if side == "n x n lanczos":    # ... at an n above DENSE_N: Lanczos through the factors
+        monkeypatch.setattr(lowrank, "DENSE_N", 10)
+    w = np.array([0.1, 0.0, 0.5, 0.3, 0.1])
+    lam, H = low.combine(w).leading(4)
+    ref, V = top_eigh(np.tensordot(w, K, axes=1), 4)
+    assert np.allclose(lam, ref[::-1], rtol=1e-10)
+    assert np.allclose(H.T @ H, np.eye(4), atol=1e-10)
+    assert np.allclose(np.abs(np.sum(H * V[:, ::-1], axis=0)), 1.0, atol=1e-8)   # the same vectors, up to sign
+
+
+@pytest.mark.parametrize("make", [lambda: KernelKMeans(3, random_state=1), lambda: MKKM(3, n_init=3, random_state=1),
+                                  lambda: SimpleMKKM(3, random_state=1), lambda: MKKMMiR(3, random_state=1),
+                                  lambda: SimpleMKKM(3, protocol="authors", random_state=1)])
+def test_estimators_fit_the_low_rank_bank_as_the_dense_one(banks, make):
+    low, K, _ = banks
+    dense = make().fit(K.mean(axis=0) if isinstance(make(), KernelKMeans) else K)
+    fast = make().fit(low.combine(np.full(low.n_kernels, 1 / low.n_kernels)) if isinstance(make(), KernelKMeans)
+                      else low)
+    assert np.array_equal(dense.labels_, fast.labels_)
+    assert fast.objective_ == pytest.approx(dense.objective_, rel=1e-8)
+    assert fast.n_iter_ == dense.n_iter_
+    if hasattr(dense, "kernel_weights_"):
+        assert np.allclose(fast.kernel_weights_, dense.kernel_weights_, atol=1e-7)
+
+
+def test_late_fusion_on_the_low_rank_bank(banks):
+    """LF-MVC starts from W = I, so its path depends on each base partition's basis (the eigenvectors
+    up to sign): the partition agrees, not every digit."""
+    low, K, y = banks
+    dense, fast = LFMVC(3, random_state=0).fit(K), LFMVC(3, random_state=0).fit(low)
+    assert adjusted_rand_score(dense.labels_, fast.labels_) > 0.98
+    assert fast.objective_ == pytest.approx(dense.objective_, rel=1e-3)
+
+
+def test_estimators_that_need_dense_kernels_say_so(banks):
+    low, _, _ = banks
+    with pytest.raises(ValueError, match="ONKC needs dense kernels.*GiB"):
+        ONKC(3).fit(low)
+    with pytest.raises(ValueError, match="takes a single kernel, got a low-rank bank of 5"):
+        KernelKMeans(3).fit(low)
+    with pytest.raises(ValueError, match="takes a bank of kernels"):
+        MKKM(3).fit(low.combine(np.ones(5)))
+    takes = sorted(name for name, cls in ALGORITHMS.items() if cls.takes_low_rank)
+    assert takes == ["kkm", "lfmvc", "mkkm", "mkkmmir", "simplemkkm"]
+
+
+def test_bad_factors_are_refused():
+    with pytest.raises(ValueError, match="factor 1 has 4 rows"):
+        LowRankBank([np.ones((5, 2)), np.ones((4, 2))])
+    with pytest.raises(ValueError, match="NaN"):
+        LowRankBank([np.full((5, 2), np.nan)])
+    with pytest.raises(ValueError, match="weights must be 2"):
+        LowRankBank([np.ones((5, 2)), np.ones((5, 2))], weights=[1.0, -1.0])
+    with pytest.raises(ValueError, match="rank at most 2, below 3"):
+        LowRankBank([np.eye(6)[:, :2]], weights=[1.0]).leading(3)
+
+
+def test_nystroem_bank_reaches_the_estimators_without_a_gram_matrix():
+    """A bank built from landmarks goes to a low-rank estimator as its factors (run_input), to the
+    label-free score likewise, and the silhouette equals the dense one on the same kernel."""
+    X, y = make_blobs(n_samples=300, centers=3, random_state=2)
+    bank = build_bank("gauss_grid", X, widths=[1, 2, 4], normalize="none", landmarks=60)
+    assert bank.kind == "features"
+    ds = Dataset(X=X, y=y, meta={"name": "blobs"})
+    data, name = run_input(ds, bank, "kernels", {}, low_rank=True)
+    assert isinstance(data, LowRankBank) and data.ndim == 3 and name == bank.names
+    mean, _ = run_input(ds, bank, "kernel", {"kernel": "ew"}, low_rank=True)
+    assert isinstance(mean, LowRankBank) and mean.ndim == 2
+    assert np.allclose(mean.dense(), bank.gram().mean(axis=0))
+    labels = KernelKMeans(3, random_state=0).fit(mean).labels_
+    assert adjusted_rand_score(y, labels) > 0.9
+    assert metrics.kernel_silhouette(mean, labels) == pytest.approx(
+        metrics.kernel_silhouette(bank.gram().mean(axis=0), labels), abs=1e-9)
