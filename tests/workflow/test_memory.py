@@ -48,6 +48,17 @@ def test_a_plan_above_the_memory_limit_stops_before_any_job(tmp_path, capsys):
     assert mb < 2000, (job, mb)   # factors 2 x 30000 x 500: 229 MB; SC declines (N/A) and holds the bank alone
 
 
+def test_the_cost_of_a_landmark_bank_run():
+    """On a bank from landmarks a dense-only method costs nothing (N/A); a low-rank one its dense model
+    with the n x n side replaced by n x R (R = 12 x 1,000 < n = 30,000)."""
+    sc = [Run("e", "SC", "sc", "big", "g", json.dumps({"kernel": "ew"}), 0)]
+    kkm = [Run("e", "KKM", "kkm", "big", "g", json.dumps({"kernel": "ew"}), 0)]
+    assert RES.group_seconds(sc, 30000, typical=True, input_rank=1000, input_kernels=12) == 0.0
+    dense = RES.group_seconds(kkm, 30000, typical=True)
+    assert RES.group_seconds(kkm, 30000, typical=True, input_rank=1000, input_kernels=12) == pytest.approx(
+        dense * 12000 / 30000)
+
+
 def test_dense_only_methods_are_na_on_a_landmark_bank_and_the_low_rank_ones_fit(tmp_path):
     ds = make_dataset({"loader": "ringnorm_gen", "options": {"n": 600}})
     ds.save(tmp_path / "d.npz")

@@ -111,13 +111,15 @@ def _run_row(p: Plan, exp: str, groups: dict, sizes: dict, cal=None) -> Row:
             continue
         n, d, classes = size
         rank = None if bank == NO_BANK else RES.bank_rank(n, p.inputs.bank_landmarks(bank))
-        seconds = RES.group_seconds(runs, n, typical=True, n_classes=classes, input_rank=rank)
+        m = None if bank == NO_BANK else (p.inputs.bank_size(bank) or d)
+        seconds = RES.group_seconds(runs, n, typical=True, n_classes=classes, input_rank=rank, input_kernels=m)
         if cal is not None:
             seconds = cal.group_seconds(group, runs, seconds)
         row.fit_hours += seconds / 3600
         row.cpu_hours += (seconds + JOB_SECONDS) / 3600
         row.longest_hours = max(row.longest_hours, (seconds + JOB_SECONDS) / 3600)
-        row.peak_mb = max(row.peak_mb, int(RES.group_mem_mb(runs, n, d, _bank_floats(p, bank, n))))
+        low = (m, rank) if rank is not None and rank < n else None
+        row.peak_mb = max(row.peak_mb, int(RES.group_mem_mb(runs, n, d, _bank_floats(p, bank, n), low)))
     return row
 
 

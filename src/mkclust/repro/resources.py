@@ -245,13 +245,23 @@ def run_seconds(estimator: str, n: int, params: dict | None = None, typical: boo
 
 
 def group_seconds(runs, n: int, typical: bool = False, n_classes: int | None = None,
-                  input_rank: int | None = None) -> float:
+                  input_rank: int | None = None, input_kernels: int | None = None) -> float:
     """Seconds of one run group's fits on one core, fitted in turn: each fit's estimate (bound or
     typical), where an estimator whose lockstep batch costs ``cost.batch_time`` of a fit alone per run
     pays that for each run the runner batches (:func:`mkclust.repro.pseudo.lockstep_inputs`). ``n_classes``,
     where known, is the data set's class count: the runner's default ``n_clusters``; ``input_rank``
-    the bank's features per kernel where it is built as Nystroem features (:func:`bank_rank`)."""
+    the bank's features per kernel where it is built as Nystroem features (:func:`bank_rank`), and
+    ``input_kernels`` its kernels: a kernel method that takes the factors then costs its dense model
+    with one factor n of the work n^exponent replaced by min(n, R) per further power (R = the columns
+    of all the factors: products of n x R, eigenproblems of R x R; KKM at n = 10,000, 12 x 1,000:
+    185 CPU s measured, 216 modelled), and one that needs the n x n kernels is not run (N/A, 0 s)."""
     cls = _cls(runs[0].estimator)
+    if input_rank is not None and input_rank < n and cls.input_kind in ("kernel", "kernels"):
+        if not cls.takes_low_rank:
+            return 0.0
+        R = input_rank * (input_kernels or 1)
+        ratio = (min(n, R) / n) ** (cls.cost.exponent - 1)
+        return ratio * group_seconds(runs, n, typical, n_classes)
     params = [r.params for r in runs]
     fit = [p if n_classes is None or "n_clusters" in p else {**p, "n_clusters": n_classes} for p in params]
     seconds = [cls.fit_seconds(fit_size(p, n), q, typical, input_rank) for p, q in zip(params, fit)]
