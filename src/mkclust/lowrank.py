@@ -195,7 +195,7 @@ class LowRankBank:
         """Tr(H' K_p H) = ||F_p' H||_F^2 for every kernel (m,); Tr(K_p) = ||F_p||_F^2 without H."""
         self._bank_only("traces")
         if H is None:
-            return np.array([float(np.vdot(F, F)) for F in self.factors])
+            return np.array([float(np.einsum("ij,ij->", F, F, dtype=np.float64)) for F in self.factors])
         return np.array([float(np.sum(np.asarray(F.T @ H.astype(F.dtype, copy=False), dtype=np.float64) ** 2))
                          for F in self.factors])
 

@@ -150,3 +150,20 @@ def test_nystroem_bank_reaches_the_estimators_without_a_gram_matrix():
     assert adjusted_rand_score(y, labels) > 0.9
     assert metrics.kernel_silhouette(mean, labels) == pytest.approx(
         metrics.kernel_silhouette(bank.gram().mean(axis=0), labels), abs=1e-9)
+
+
+def test_float32_factors_give_the_float64_numbers_to_float32_rounding(banks):
+    """Factors stored in float32 (half the memory and about half the time of every product): products,
+    traces and eigenvalues within float32 rounding of the float64 ones, and the same partitions."""
+    low, _, y = banks
+    f32 = LowRankBank([F.astype(np.float32) for F in low.factors])
+    A = np.random.default_rng(4).standard_normal((low.n_samples, 3))
+    w = np.array([0.1, 0.2, 0.3, 0.2, 0.2])
+    assert np.allclose(f32.product(A), low.product(A), rtol=1e-4, atol=1e-4 * np.abs(low.product(A)).max())
+    assert np.allclose(f32.traces(), low.traces(), rtol=1e-5)
+    assert np.allclose(f32.combine(w).leading(3)[0], low.combine(w).leading(3)[0], rtol=1e-5)
+    for make in (lambda: KernelKMeans(3, random_state=0), lambda: SimpleMKKM(3, random_state=0)):
+        single = isinstance(make(), KernelKMeans)
+        a = make().fit(low.combine(w) if single else low).labels_
+        b = make().fit(f32.combine(w) if single else f32).labels_
+        assert adjusted_rand_score(a, b) == 1.0
