@@ -148,6 +148,12 @@ def test_nystroem_bank_reaches_the_estimators_without_a_gram_matrix():
     assert np.allclose(mean.dense(), bank.gram().mean(axis=0))
     labels = KernelKMeans(3, random_state=0).fit(mean).labels_
     assert adjusted_rand_score(y, labels) > 0.9
+    f32 = build_bank("gauss_grid", X, widths=[1, 2, 4], normalize="none", landmarks=60, factor_dtype="float32")
+    assert all(F.dtype == np.float32 for F in f32.features) and f32.meta["factor_dtype"] == "float32"
+    assert np.allclose(f32.features[1], bank.features[1], atol=1e-6)
+    assert build_bank("gauss_grid", X[:50], widths=[1], factor_dtype="float32").K.dtype == np.float64
+    with pytest.raises(ValueError, match="factor_dtype"):
+        build_bank("gauss_grid", X, widths=[1], landmarks=60, factor_dtype="float16")
     assert metrics.kernel_silhouette(mean, labels) == pytest.approx(
         metrics.kernel_silhouette(bank.gram().mean(axis=0), labels), abs=1e-9)
 
