@@ -222,8 +222,17 @@ def run_mem_mb(runs, dataset_path, bank_path=None, attempt: int = 1) -> int:
     n, d = dataset_shape(dataset_path)
     bank = bank_floats(bank_path)[1] if bank_path else 0
     feats = [v for k, v in _shapes(bank_path).items() if k.startswith("F_")] if bank_path else []
-    low = (len(feats), max(v[1] for v in feats)) if feats else None
+    low = (len(feats), max(v[1] for v in feats)) if feats and _from_landmarks(bank_path) else None
     return int(attempt * group_mem_mb(runs, n, d, bank, low))
+
+
+def _from_landmarks(bank_path) -> bool:
+    """Whether a features bank file was built from landmarks (its meta says so): the low-rank models
+    of :func:`group_mem_mb` apply to those, measured there; a bank truncated to a rank keeps the
+    dense model (its run jobs are small)."""
+    import json
+    with np.load(bank_path, allow_pickle=False) as z:
+        return "nystroem" in json.loads(str(z["meta"])) if "meta" in z.files else False
 
 
 def batch_size(runs) -> int:
