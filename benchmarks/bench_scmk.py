@@ -6,6 +6,13 @@
   each outer iteration and the seconds per Z-step iteration; the rate counts one dense K Z product
   (2 n^3) per Z-step iteration over the outer iterations' whole time (P-step, h and w included),
   against the machine's GEMM rate (``fraction_of_gemm``).
+- ``scmk_routes``: one SCMK fit (n_init = 10, random_state = 0, its defaults otherwise) with the
+  Z-step's column route (the default) and with the whole-matrix method alone (``columns=False``):
+  CPU seconds of each (one thread where the BLAS honours ``OMP_NUM_THREADS=1``), both objectives,
+  whether the labels are identical and the largest |dZ|. On the benchmark's 12-kernel bank, one
+  thread, labels identical, J to 5e-11: optdigits 79.6 -> 7.2 s, COIL20 281.1 -> 15.8 s, fourclass
+  475.7 -> 8.0 s (``--routes`` takes a kernel bank file of the workflow, ``kernels/<set>/bench12.npz``,
+  and its processed data for the classes).
 - ``zstep_vs_cvxpy``: one Z-step (Eq. 11 for all n columns, from Z = I) at n = 400 (ORL's size):
   the batched FISTA solver against cvxpy solving the n column QPs one by one (Clarabel; one
   parametrised problem, so only the solves are timed), with the largest |dz| and the relative
@@ -15,23 +22,26 @@ Data: synthetic clustered data of the paper set's shape (c centres plus noise, u
 ``rmkkm12`` bank), or the real set with ``--dataset BA`` / ``--dataset ORL`` when the data mirror
 ($MKCLUST_DATA_MIRROR) holds it.
 
-Usage: ``python benchmarks/bench_scmk.py [--iters 12] [--cvxpy-columns 400] [--dataset BA]``
+Usage: ``python benchmarks/bench_scmk.py [--iters 12] [--cvxpy-columns 400] [--dataset BA]
+[--routes BANK.npz PROCESSED.npz]``
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import cvxpy as cp
 import numpy as np
 
 from _common import emit, rate  # benchmarks/_common.py
+import mkclust.algorithms.scmk as scmk_module
 from mkclust.algorithms import SCMK
 from mkclust.algorithms._zstep import z_step
 from mkclust.algorithms.scmk import double_centre, p_step, pairwise_sq
 from mkclust.datasets import load
-from mkclust.kernels import build_bank
+from mkclust.kernels import KernelBank, build_bank
 
 
 
@@ -53,7 +63,12 @@ def main(argv=None):
     ap.add_argument("--cvxpy-columns", type=int, default=400,
                     help="columns solved by cvxpy (all 400 by default; fewer are extrapolated)")
     ap.add_argument("--dataset", choices=["BA", "ORL"], help="use the real set from the data mirror")
+    ap.add_argument("--routes", nargs=2, metavar=("BANK", "PROCESSED"),
+                    help="time one SCMK fit on this bank by both Z-step routes, then stop")
     args = ap.parse_args(argv)
+    if args.routes:
+        routes(*args.routes)
+        return
 
     K, c, source = bank("BA", 1404, 320, 36, args.dataset == "BA")
     t = time.perf_counter()
@@ -105,6 +120,28 @@ def main(argv=None):
          cvxpy_seconds_all_columns=round(per_col * n, 2), speedup=round(per_col * n / batched, 1),
          max_abs_dz=float(np.abs(res.Z[:, cols] - Zc).max()),
          objective_rel_diff=float((ours.sum() - theirs.sum()) / theirs.sum()))
+
+
+def routes(bank_file: str, processed: str) -> None:
+    """The ``scmk_routes`` measurement (module docstring)."""
+    K = KernelBank.load(bank_file).K
+    c = int(np.unique(np.load(processed)["y"]).size)
+    fits = {}
+    plain = scmk_module.z_step
+    for name, step in (("columns", plain), ("whole_matrix", functools.partial(plain, columns=False))):
+        scmk_module.z_step = step
+        try:
+            t = time.process_time()
+            est = SCMK(n_clusters=c, n_init=10, random_state=0).fit(K)
+            fits[name] = (time.process_time() - t, est)
+        finally:
+            scmk_module.z_step = plain
+    (tc, a), (tw, b) = fits["columns"], fits["whole_matrix"]
+    emit(bench="scmk_routes", bank=bank_file, n=K.shape[1], m=K.shape[0], c=c, cpu_columns=round(tc, 1),
+         cpu_whole_matrix=round(tw, 1), ratio=round(tc / tw, 3), objective_columns=a.objective_,
+         objective_whole_matrix=b.objective_, labels_identical=bool(np.array_equal(a.labels_, b.labels_)),
+         max_abs_dz=float(np.abs(a.Z_ - b.Z_).max()), zstep_iterations_columns=a.z_step_iters_,
+         zstep_iterations_whole_matrix=b.z_step_iters_)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import pytest
 from mkclust import metrics
 from mkclust.algorithms import LFMVC, LMKKM, ONKC, MKKMMiR, SimpleMKKM
 from mkclust.algorithms._mkkm_family import authors_kernels, leading, simplex_qp
-from mkclust.algorithms._zstep import project_rows_to_simplex as rows_to_simplex
+from mkclust.algorithms._simplex import project_rows_to_simplex as rows_to_simplex
 from mkclust.algorithms.late_fusion import polar
 from mkclust.algorithms.lmkkm import qp_value, theta_qp
 from mkclust.algorithms.mkkm_mir import psd_part

@@ -11,7 +11,9 @@ from sklearn.metrics import adjusted_rand_score
 
 from mkclust import metrics
 from mkclust.algorithms import SCMK, SCSK, KernelKMeans, get_estimator
-from mkclust.algorithms._zstep import project_rows_to_simplex, z_step
+from mkclust.algorithms import _zcolumns, _zstep
+from mkclust.algorithms._simplex import project_rows_to_simplex
+from mkclust.algorithms._zstep import z_step
 from mkclust.algorithms.scmk import (double_centre, graph_components, laplacian, p_step, pairwise_sq,
                                      reconstruction_errors, scmk_weights)
 from mkclust.datasets import load
@@ -81,8 +83,9 @@ def column_objectives(K, B, alpha, Z):
     return alpha * (Z * Z).sum(0) + (Z * (K @ Z)).sum(0) - 2 * (K * Z).sum(0) + (B * Z).sum(0) + np.diag(K)
 
 
+@pytest.mark.parametrize("columns", [True, False], ids=["by-columns", "whole-matrix"])
 @pytest.mark.parametrize("case", ["blobs", "digits"])
-def test_z_step_matches_cvxpy_column_by_column(case, digits17):
+def test_z_step_matches_cvxpy_column_by_column(case, columns, digits17):
     rng = np.random.default_rng(1)
     if case == "blobs":
         K, _ = three_blobs(n=45)
@@ -93,7 +96,8 @@ def test_z_step_matches_cvxpy_column_by_column(case, digits17):
     n = K.shape[0]
     P, _ = p_step(rng.uniform(size=(n, n)), 3)
     B = 0.5 * beta * pairwise_sq(P)
-    res = z_step(K, B, alpha, np.eye(n), tol=1e-12, max_iter=100000)
+    res = z_step(K, B, alpha, np.eye(n), tol=1e-12, max_iter=100000, columns=columns)
+    assert res.converged
     Zc, obj_c = cvxpy_columns(K, B, alpha)
     assert np.abs(res.Z - Zc).max() <= 1e-5
     ours = column_objectives(K, B, alpha, res.Z)
@@ -103,15 +107,18 @@ def test_z_step_matches_cvxpy_column_by_column(case, digits17):
     # every column on the simplex (the box 0 <= z <= 1 follows)
     assert (res.Z >= 0).all() and np.allclose(res.Z.sum(axis=0), 1.0, atol=1e-12)
     # the double-centred kernel gives the same minimiser and the same objective (translation invariance)
-    rc = z_step(double_centre(K), B, alpha, np.eye(n), tol=1e-12, max_iter=100000)
+    rc = z_step(double_centre(K), B, alpha, np.eye(n), tol=1e-12, max_iter=100000, columns=columns)
     assert np.abs(rc.Z - res.Z).max() <= 1e-5
     assert rc.objective == pytest.approx(res.objective, rel=1e-9)
 
 
-def test_z_step_on_a_nearly_identity_kernel_matches_cvxpy():
+@pytest.mark.parametrize("max_free", [256, 8], ids=["columns-solve", "left-to-fista"])
+def test_z_step_on_a_nearly_identity_kernel_matches_cvxpy(max_free, monkeypatch):
     """A kernel close to I spreads every column over all samples (dense Z, condition number
-    ~1 / alpha): the active-set finish solves those columns through their (empty or small)
+    ~1 / alpha): the column route solves them with F grown to n, or (``MAX_FREE`` = 8) leaves
+    them, and the whole-matrix method's active-set finish solves them through their (empty or small)
     complements."""
+    monkeypatch.setattr(_zstep, "MAX_FREE", max_free)
     G, _ = three_blobs(n=40)
     K = 0.97 * np.eye(40) + 0.03 * G
     B = 0.5 * 1e-4 * pairwise_sq(p_step(np.random.default_rng(6).uniform(size=(40, 40)), 3)[0])
@@ -130,7 +137,7 @@ def test_lambda_max_on_a_spectrum_clustered_at_its_top(n, monkeypatch):
     made to fail here for n > 64, can fail likewise: the dense eigvalsh answers, within rounding of 2."""
     import scipy.sparse.linalg
 
-    from mkclust.algorithms._zstep import _lambda_max
+    from mkclust.algorithms._spectra import _lambda_max
 
     def arpack_fails(*args, **kwargs):
         raise scipy.sparse.linalg.ArpackNoConvergence("no convergence", np.zeros(0), np.zeros((n, 0)))
@@ -138,6 +145,27 @@ def test_lambda_max_on_a_spectrum_clustered_at_its_top(n, monkeypatch):
     monkeypatch.setattr(scipy.sparse.linalg, "eigsh", arpack_fails)
     K = 2.0 * np.eye(n) + 1e-17 * np.ones((n, n))
     assert _lambda_max(K) == pytest.approx(2.0, rel=1e-12)
+
+
+def test_spectral_norm_falls_back_to_the_dense_svd_where_arpack_does_not_converge(monkeypatch):
+    """The outer loop's stopping test ||Z - Z_old||_2: ARPACK, capped at ``SVDS_MAXITER`` iterations,
+    failed on fourclass's SCMK with alpha = 1; made to fail here, the dense SVD answers."""
+    import scipy.sparse.linalg
+
+    from mkclust.algorithms import _spectra
+
+    A = np.random.default_rng(7).normal(size=(90, 90))
+    calls = []
+
+    def arpack_fails(*args, **kwargs):
+        calls.append(kwargs.get("maxiter"))
+        raise scipy.sparse.linalg.ArpackNoConvergence("no convergence", np.zeros(0), np.zeros((90, 0)))
+
+    exact = np.linalg.svd(A, compute_uv=False)[0]
+    assert _spectra._spectral_norm(A) == pytest.approx(exact, rel=1e-6)
+    monkeypatch.setattr(scipy.sparse.linalg, "svds", arpack_fails)
+    assert _spectra._spectral_norm(A) == pytest.approx(exact, rel=1e-12)
+    assert calls == [_spectra.SVDS_MAXITER]
 
 
 def test_solves_on_sets_direct_and_through_the_complement_agree():
@@ -211,12 +239,14 @@ def test_active_set_finish_on_an_ill_conditioned_kernel():
     K = double_centre(X @ X.T)
     n, alpha = K.shape[0], 1e-5
     B = 0.5 * 1e-6 * pairwise_sq(p_step(np.random.default_rng(4).uniform(size=(n, n)), 3)[0])
-    plain = z_step(K, B, alpha, np.eye(n), tol=1e-9, max_iter=300, polish_every=0)
-    fin = z_step(K, B, alpha, np.eye(n), tol=1e-9, max_iter=300)
-    assert not plain.converged and fin.converged and fin.objective <= plain.objective
+    plain = z_step(K, B, alpha, np.eye(n), tol=1e-9, max_iter=300, polish_every=0, columns=False)
+    fin = z_step(K, B, alpha, np.eye(n), tol=1e-9, max_iter=300, columns=False)
+    cols = z_step(K, B, alpha, np.eye(n), tol=1e-9, max_iter=300)
+    assert not plain.converged and fin.converged and fin.objective <= plain.objective and cols.converged
     Zc, obj_c = cvxpy_columns(K, B, alpha)
-    ours = column_objectives(K, B, alpha, fin.Z)
-    assert np.abs(ours - obj_c).max() <= 1e-7 * obj_c.max()
+    for res in (fin, cols):
+        ours = column_objectives(K, B, alpha, res.Z)
+        assert np.abs(ours - obj_c).max() <= 1e-7 * obj_c.max()
 
 
 def test_z_step_never_returns_worse_than_its_start_and_certifies_its_gap():
@@ -231,8 +261,53 @@ def test_z_step_never_returns_worse_than_its_start_and_certifies_its_gap():
     assert coarse.objective <= f0 and coarse.converged and coarse.gap <= 1e-3 * coarse.objective
     # the Frank-Wolfe gap bounds the suboptimality from above
     assert coarse.objective - fine.objective <= coarse.gap + 1e-12
-    capped = z_step(K, B, 0.1, Z0, tol=1e-13, max_iter=3)
+    capped = z_step(K, B, 0.1, Z0, tol=1e-13, max_iter=3, columns=False)
     assert capped.n_iter == 3 and not capped.converged and capped.objective <= f0
+
+
+@pytest.mark.parametrize("alpha,max_free", [(1e-5, 40), (0.05, 40), (5.0, 40), (5.0, 6)])
+def test_the_compiled_column_solver_equals_its_plain_python_source(alpha, max_free, monkeypatch):
+    """The column route's numba functions against their ``py_func`` (every helper swapped): the same
+    columns bit for bit, the same states, steps and gaps; from a random feasible start and from I,
+    with columns too large for ``max_free`` (left as they are) where alpha is large."""
+    K, _ = three_blobs(n=40)
+    K = double_centre(K)
+    rng = np.random.default_rng(3)
+    B = 0.5 * 0.01 * pairwise_sq(p_step(rng.uniform(size=(40, 40)), 3)[0])
+    starts = (np.eye(40), project_rows_to_simplex(rng.normal(size=(40, 40))))
+    runs = {}
+    for plain in (False, True):
+        if plain:
+            for name in ("_join_h", "_build_h", "_add_step", "_newton", "_column", "_columns", "_forward",
+                         "_backward", "_delete"):
+                monkeypatch.setattr(_zcolumns, name, getattr(_zcolumns, name).py_func)
+        runs[plain] = [_zcolumns.solve_columns(K, B, alpha, X0, 1e-8, max_free, 500) for X0 in starts]
+    for compiled, plain in zip(runs[False], runs[True]):
+        for a, b in zip(compiled, plain):
+            assert np.array_equal(a, b)
+    states = np.concatenate([r[1] for r in runs[False]])
+    if max_free == 40:                       # F may grow to n: every column solved
+        assert (states == _zcolumns.SOLVED).all()
+    else:
+        assert (states == _zcolumns.TOO_LARGE).any()
+
+
+def test_the_column_route_decreases_every_column_and_certifies_it():
+    """Each column's objective at most its start's, its Frank-Wolfe gap at most tol_rel times its
+    share of J, and the same minimisers as the whole-matrix method to its tolerance."""
+    K, _ = three_blobs(n=50)
+    K = double_centre(K)
+    rng = np.random.default_rng(5)
+    B = 0.5 * 0.05 * pairwise_sq(p_step(rng.uniform(size=(50, 50)), 3)[0])
+    X0 = project_rows_to_simplex(rng.normal(size=(50, 50)))
+    X, state, steps, gaps = _zcolumns.solve_columns(K, B, 0.01, X0, 1e-9, 50, 1000)
+    assert (state == _zcolumns.SOLVED).all() and steps.min() > 0
+    before, after = column_objectives(K, B, 0.01, X0.T), column_objectives(K, B, 0.01, X.T)
+    assert np.all(after <= before) and np.all(gaps <= 1e-9 * after)
+    G = 2 * 0.01 * X + 2 * X @ K + B - 2 * K
+    assert np.allclose(np.einsum("ij,ij->i", G, X) - G.min(axis=1), gaps, atol=1e-12)
+    whole = z_step(K, B, 0.01, X0.T, tol=1e-11, max_iter=100000, columns=False)
+    assert np.abs(whole.Z - X.T).max() <= 1e-5
 
 
 # --- the outer loop -------------------------------------------------------------------------

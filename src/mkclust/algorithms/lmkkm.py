@@ -10,7 +10,7 @@ H'H = I_k and Theta, alternating:
 - Theta: the QP min sum_p theta_p' A_p theta_p over Theta with rows on the simplex, n m variables. Each
   A_p is PSD (the Schur product of two PSD matrices), so the QP is convex. Solved here by accelerated
   projected gradient (FISTA, Beck and Teboulle 2009) with the exact projection of every row onto the
-  simplex (:func:`~mkclust.algorithms._zstep.project_rows_to_simplex`, SCMK's), warm-started from the
+  simplex (:func:`~mkclust.algorithms._simplex.project_rows_to_simplex`, SCMK's), warm-started from the
   last Theta, to a projected-gradient step below ``qp_tol``; its step size by backtracking (no
   eigensolver), the last one carried to the next Theta-step.
 
@@ -31,7 +31,7 @@ import logging
 import numpy as np
 
 from mkclust.algorithms._mkkm_family import FAMILY_PARAMS_DOC, KernelFamilyBase, converged, leading
-from mkclust.algorithms._zstep import project_rows_to_simplex
+from mkclust.algorithms._simplex import project_rows_to_simplex
 from mkclust.algorithms.base import Cost, POSITIVE, POSITIVE_INT
 
 log = logging.getLogger(__name__)

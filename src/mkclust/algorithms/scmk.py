@@ -65,9 +65,8 @@ import scipy.sparse.linalg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
-from mkclust.algorithms._zstep import (
-    _lambda_max, _spectral_norm, z_step,
-)
+from mkclust.algorithms._spectra import _lambda_max, _spectral_norm
+from mkclust.algorithms._zstep import z_step
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, batch_groups, Cost, NONNEG, NONNEG_INT, POSITIVE, POSITIVE_INT, Progress,
     StrOptions,
