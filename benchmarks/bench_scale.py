@@ -11,7 +11,8 @@ Per n, each in a child process of its own (its peak resident memory, ``ru_maxrss
 the bank it loads included), on one BLAS thread:
 
 - ``bank``: building the factors (CPU s, peak memory, MB of factors);
-- the methods on the low-rank bank: KKM on the equal-weight mean (10 k-means++ restarts), MKKM (10
+- the methods on the low-rank bank: KKM, SC and NC on the equal-weight mean (10 k-means++ restarts;
+  SC and NC: the normalised affinity's eigenvectors by products with the factors), MKKM (10
   restarts), SimpleMKKM, MKKM-MiR (lambda 0.5), LF-MVC (lambda 2) (k-means on H: 10 starts), the
   benchmark's defaults; CPU s of the fit, peak MB, accuracy (Hungarian matching);
 - where n <= ``--dense-upto`` (5,000) the same method on the dense bank of the same n (exact
@@ -25,7 +26,7 @@ n = 70,000 with rank 1,000, KKM, MKKM and SimpleMKKM each at most 10 CPU minutes
 accuracy within .02 of the dense fit at n = 5,000.
 
 Usage: ``python benchmarks/bench_scale.py [--sizes 1000,2000,5000,10000,20000,70000] [--rank 1000]
-[--methods kkm,mkkm,simplemkkm,mkkmmir,lfmvc] [--peers] [--dense-upto 5000] [--float32] [--out F]``
+[--methods kkm,sc,nc,mkkm,simplemkkm,mkkmmir,lfmvc] [--peers] [--dense-upto 5000] [--float32] [--out F]``
 (``MKCLUST_DATA_MIRROR`` or ``data/raw`` must hold the MNIST files).
 """
 
@@ -46,11 +47,15 @@ import numpy as np
 #: the methods and their parameters (the benchmark's defaults)
 METHODS = {
     "kkm": ("kkm", {"n_init": 10}),
+    "sc": ("sc", {"n_init": 10}),
+    "nc": ("nc", {"n_init": 10}),
     "mkkm": ("mkkm", {"n_init": 10}),
     "simplemkkm": ("simplemkkm", {}),
     "mkkmmir": ("mkkmmir", {"lam": 0.5}),
     "lfmvc": ("lfmvc", {"lam": 2.0}),
 }
+#: the single-kernel methods, fitted on the bank's equal-weight mean
+SINGLE = ("kkm", "sc", "nc")
 PEERS = ("sk_nystroem_kmeans", "sk_minibatch", "sk_spectral_knn")
 
 
@@ -108,10 +113,10 @@ def child(args) -> dict:
         algo, params = METHODS[args.what]
         if args.dense:
             K = build_bank("rmkkm12", X, preprocess="zscore_unit").K
-            data = K.mean(axis=0) if algo == "kkm" else K
+            data = K.mean(axis=0) if algo in SINGLE else K
         else:
             low = LowRankBank.from_kernel_bank(KernelBank.load(f"{stem}_{args.rank}.npz"))
-            data = low.combine(np.full(low.n_kernels, 1.0 / low.n_kernels)) if algo == "kkm" else low
+            data = low.combine(np.full(low.n_kernels, 1.0 / low.n_kernels)) if algo in SINGLE else low
         t = time.process_time()
         est = get_estimator(algo, n_clusters=c, random_state=0, **params).fit(data)
         labels = est.labels_
@@ -128,7 +133,7 @@ def _model_mb(algo: str, params: dict, shape, data) -> float:
     from mkclust.lowrank import LowRankBank
     from mkclust.repro.resources import group_mem_mb
     n, d = shape
-    run = SimpleNamespace(estimator=algo, params={**params, "kernel": "ew"} if algo == "kkm" else params)
+    run = SimpleNamespace(estimator=algo, params={**params, "kernel": "ew"} if algo in SINGLE else params)
     if isinstance(data, LowRankBank):
         m, r = data.n_kernels, max(data.ranks)
         return group_mem_mb([run], n, d, m * n * r, (m, r))

@@ -8,7 +8,9 @@ from sklearn.metrics import adjusted_rand_score
 
 import mkclust.lowrank as lowrank
 from mkclust import metrics
-from mkclust.algorithms import ALGORITHMS, LFMVC, MKKM, ONKC, KernelKMeans, MKKMMiR, SimpleMKKM
+from mkclust.algorithms import (ALGORITHMS, LFMVC, MKKM, ONKC, KernelKMeans, MKKMMiR, NormalizedCut, SimpleMKKM,
+                                SpectralClustering)
+from mkclust.algorithms import spectral
 from mkclust.algorithms._mkkm_family import authors_kernels
 from mkclust.datasets import Dataset
 from mkclust.kernel_functions import top_eigh
@@ -102,6 +104,27 @@ def test_estimators_fit_the_low_rank_bank_as_the_dense_one(banks, make):
         assert np.allclose(fast.kernel_weights_, dense.kernel_weights_, atol=1e-7)
 
 
+@pytest.mark.parametrize("cls", [SpectralClustering, NormalizedCut])
+@pytest.mark.parametrize("n", [600, 1500])
+def test_spectral_methods_on_a_low_rank_affinity_as_on_its_dense_matrix(cls, n, monkeypatch):
+    """SC and NC on the factors of a Gaussian affinity (rank 40, 4 blobs): at n <= DENSE_LIMIT the
+    dense matrix is formed (the same labels bit for bit); above, Lanczos on the factors' products
+    against Lanczos on the dense matrix: the same eigenvalues to 1e-8 and the same labels; and with
+    ``LOW_RANK_DENSE_N`` below n (no budget, no dense fallback) the same again."""
+    X, _ = make_blobs(n_samples=n, centers=4, cluster_std=1.0, random_state=1)
+    G = build_bank("gauss_grid", X, preprocess="zscore", widths=[2.0]).K
+    low = LowRankBank.from_dense(G, rank=40).kernel(0)
+    W = low.dense()
+    assert W.min() > 0     # a non-negative affinity, as the dense path requires
+    dense, fast = cls(4, random_state=0).fit(W), cls(4, random_state=0).fit(low)
+    assert np.array_equal(dense.labels_, fast.labels_)
+    assert np.allclose(fast.eigenvalues_, dense.eigenvalues_, rtol=0, atol=1e-8)
+    monkeypatch.setattr(spectral, "LOW_RANK_DENSE_N", 100)
+    assert np.array_equal(cls(4, random_state=0).fit(low).labels_, dense.labels_)
+    with pytest.raises(ValueError, match="low-rank affinity takes laplacian='normalized'"):
+        cls(4, negative="clip").fit(low)
+
+
 def test_late_fusion_on_the_low_rank_bank(banks):
     """LF-MVC starts from W = I, so its path depends on each base partition's basis (the eigenvectors
     up to sign): the partition agrees, not every digit."""
@@ -120,7 +143,7 @@ def test_estimators_that_need_dense_kernels_say_so(banks):
     with pytest.raises(ValueError, match="takes a bank of kernels"):
         MKKM(3).fit(low.combine(np.ones(5)))
     takes = sorted(name for name, cls in ALGORITHMS.items() if cls.takes_low_rank)
-    assert takes == ["kkm", "lfmvc", "mkkm", "mkkmmir", "simplemkkm"]
+    assert takes == ["kkm", "lfmvc", "mkkm", "mkkmmir", "nc", "sc", "simplemkkm"]
 
 
 def test_bad_factors_are_refused():

@@ -30,7 +30,10 @@ graph that is disconnected), and that kernel is part of every 12-kernel table.
   of D^-1/2 U, the generalised eigenvectors of (D - W) v = lambda D v, i.e. the eigenvectors of the
   random-walk Laplacian I - D^-1 W.
 
-Both label rows with scikit-learn's KMeans (``n_init`` restarts, k-means++ seeding).
+Both take a low-rank affinity (:class:`mkclust.lowrank.LowRankBank`, one kernel of Nystroem factors)
+with the normalised affinity, its eigenvectors by products with the factors
+(:func:`low_rank_affinity_embedding`). Both label rows with scikit-learn's KMeans (``n_init``
+restarts, k-means++ seeding).
 :class:`SpectralClustering` also offers the k-means of the RMKKM authors' code (``SC/SC.m`` calls
 ``litekmeans(NormalizeFea(V, 1), c, 'MaxIter', 100, 'Replicates', 10)``) as labelled options:
 ``kmeans_init="sample"`` (litekmeans' default start: c distinct rows sampled as centres; Lloyd until
@@ -60,6 +63,7 @@ from mkclust.algorithms.base import (
 )
 from mkclust.algorithms._matlab import replay
 from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances, sample_centres
+from mkclust.lowrank import LowRankBank
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +126,47 @@ def normalized_affinity_embedding(W: np.ndarray, n_components: int):
     return _fixed_signs(U), dinv, lam
 
 
+#: above this n a low-rank affinity's Lanczos run has no product budget and no dense fallback (the
+#: n x n matrix would take more than 3.2 GB); at or below it, both as for a dense affinity
+LOW_RANK_DENSE_N = 20_000
+
+
+def low_rank_affinity_embedding(K: LowRankBank, n_components: int):
+    """:func:`normalized_affinity_embedding` of a low-rank affinity W = sum_p w_p F_p F_p' without its
+    n x n matrix: the degrees are W 1 - diag(W) (two products with the factors) and Lanczos runs on
+    v -> D^-1/2 W D^-1/2 v - diag(W)/d * v, O(n r) a product. The definition is the dense one (W's
+    diagonal ignored, zero rows for samples of non-positive degree), and so is the route at n <=
+    ``DENSE_LIMIT`` (the dense matrix, formed: the same labels bit for bit); W's entries are not
+    checked for sign, which would take all n^2 of them. Above ``LOW_RANK_DENSE_N`` Lanczos has no
+    budget and no dense fallback (ARPACK's failure is raised)."""
+    n = K.n_samples
+    if n <= DENSE_LIMIT:
+        return normalized_affinity_embedding(K.dense(), n_components)
+    diag = K.diagonal()
+    deg = K.product(np.ones(n)) - diag
+    dinv = np.zeros(n)
+    pos = deg > 0
+    dinv[pos] = 1.0 / np.sqrt(deg[pos])
+    if not pos.all():
+        log.info("low-rank affinity: %d of %d samples of non-positive degree get zero rows", int((~pos).sum()), n)
+    loop = dinv * dinv * diag
+
+    def matvec(v):
+        v = np.ravel(v)
+        return dinv * K.product(dinv * v) - loop * v
+
+    def dense():
+        M = K.dense() * dinv[:, None] * dinv[None, :]
+        np.fill_diagonal(M, 0.0)
+        return 0.5 * (M + M.T)
+
+    big = n > LOW_RANK_DENSE_N
+    lam, U = leading_eigenvectors(matvec, n, n_components, dense=dense, dense_limit=DENSE_LIMIT, v0=_start(n),
+                                  max_products=None if big else max_products(n),
+                                  min_separation=None if big else MIN_SEPARATION)
+    return _fixed_signs(U), dinv, lam
+
+
 def _fixed_signs(U: np.ndarray) -> np.ndarray:
     """Deterministic signs: the largest-magnitude entry of each column made positive."""
     s = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])])
@@ -144,6 +189,7 @@ def unnormalized_laplacian_embedding(W: np.ndarray, n_components: int):
 
 class _SpectralBase(BaseClusterer):
     requires_psd = False  # an affinity matrix (a kNN graph, say) need not be a PSD kernel
+    takes_low_rank = True   # the normalised affinity's eigenvectors by products (low_rank_affinity_embedding)
 
     def __init__(self, n_clusters=8, n_init=10, negative="error", random_state=None):
         self.n_clusters = n_clusters
@@ -155,6 +201,12 @@ class _SpectralBase(BaseClusterer):
         raise NotImplementedError
 
     def _embed(self, K):
+        if isinstance(K, LowRankBank):
+            if self.negative != "error" or getattr(self, "laplacian", "normalized") != "normalized":
+                raise ValueError(f"{type(self).__name__} on a low-rank affinity takes laplacian='normalized' and "
+                                 "negative='error' only (clipping or the unnormalised Laplacian's bound need "
+                                 "the n x n matrix): pass K.dense() where it fits")
+            return low_rank_affinity_embedding(K, self.n_clusters)
         W = check_affinity(K, self.negative)
         return normalized_affinity_embedding(W, self.n_clusters)
 
@@ -244,7 +296,7 @@ class SpectralClustering(_SpectralBase):
                              "Laplacian needs non-negative degrees)")
 
     def _embed(self, K):
-        if self.laplacian == "normalized":
+        if self.laplacian == "normalized" or isinstance(K, LowRankBank):
             return super()._embed(K)
         U, lam = unnormalized_laplacian_embedding(check_affinity(K, self.negative, allow_keep=True), self.n_clusters)
         return U, None, lam
