@@ -12,7 +12,8 @@ the bank it loads included), on one BLAS thread:
 
 - ``bank``: building the factors (CPU s, peak memory, MB of factors);
 - the methods on the low-rank bank: KKM, SC and NC on the equal-weight mean (10 k-means++ restarts;
-  SC and NC: the normalised affinity's eigenvectors by products with the factors), MKKM (10
+  SC and NC: the normalised affinity's eigenvectors by products with the factors), RMKKM (its
+  defaults: Algorithm 1 from one random partition, gamma 0.3), MKKM (10
   restarts), SimpleMKKM, MKKM-MiR (lambda 0.5), LF-MVC (lambda 2) (k-means on H: 10 starts), the
   benchmark's defaults; CPU s of the fit, peak MB, accuracy (Hungarian matching);
 - where n <= ``--dense-upto`` (5,000) the same method on the dense bank of the same n (exact
@@ -26,7 +27,7 @@ n = 70,000 with rank 1,000, KKM, MKKM and SimpleMKKM each at most 10 CPU minutes
 accuracy within .02 of the dense fit at n = 5,000.
 
 Usage: ``python benchmarks/bench_scale.py [--sizes 1000,2000,5000,10000,20000,70000] [--rank 1000]
-[--methods kkm,sc,nc,mkkm,simplemkkm,mkkmmir,lfmvc] [--peers] [--dense-upto 5000] [--float32] [--out F]``
+[--methods kkm,sc,nc,mkkm,rmkkm,simplemkkm,mkkmmir,lfmvc] [--peers] [--dense-upto 5000] [--float32] [--out F]``
 (``MKCLUST_DATA_MIRROR`` or ``data/raw`` must hold the MNIST files).
 """
 
@@ -50,6 +51,7 @@ METHODS = {
     "sc": ("sc", {"n_init": 10}),
     "nc": ("nc", {"n_init": 10}),
     "mkkm": ("mkkm", {"n_init": 10}),
+    "rmkkm": ("rmkkm", {}),
     "simplemkkm": ("simplemkkm", {}),
     "mkkmmir": ("mkkmmir", {"lam": 0.5}),
     "lfmvc": ("lfmvc", {"lam": 2.0}),

@@ -8,8 +8,8 @@ from sklearn.metrics import adjusted_rand_score
 
 import mkclust.lowrank as lowrank
 from mkclust import metrics
-from mkclust.algorithms import (ALGORITHMS, LFMVC, MKKM, ONKC, KernelKMeans, MKKMMiR, NormalizedCut, SimpleMKKM,
-                                SpectralClustering)
+from mkclust.algorithms import (ALGORITHMS, LFMVC, MKKM, ONKC, RKKM, RMKKM, KernelKMeans, MKKMMiR, NormalizedCut,
+                                SimpleMKKM, SpectralClustering)
 from mkclust.algorithms import spectral
 from mkclust.algorithms._mkkm_family import authors_kernels
 from mkclust.datasets import Dataset
@@ -125,6 +125,29 @@ def test_spectral_methods_on_a_low_rank_affinity_as_on_its_dense_matrix(cls, n, 
         cls(4, negative="clip").fit(low)
 
 
+@pytest.mark.parametrize("make", [lambda: RMKKM(3, n_init=3, random_state=0),
+                                  lambda: RMKKM(3, n_init=2, random_state=1, gamma=0.5),
+                                  lambda: RKKM(3, n_init=3, random_state=0),
+                                  lambda: RKKM(3, n_init=2, init="sample", random_state=2)],
+                         ids=["rmkkm", "rmkkm-gamma", "rkkm", "rkkm-sample"])
+def test_robust_kkm_on_the_factors_as_on_the_dense_bank(banks, make):
+    """RMKKM and RKKM through the factors (centring a constant per kernel, products with the centre
+    matrix): the same labels, objective trace to 1e-9 and weights as on the dense stack; the authors'
+    search refuses the factors."""
+    low, K, _ = banks
+    single = isinstance(make(), RKKM)
+    w = np.full(low.n_kernels, 1 / low.n_kernels)
+    dense = make().fit(np.tensordot(w, K, axes=1) if single else K)
+    fast = make().fit(low.combine(w) if single else low)
+    assert np.array_equal(dense.labels_, fast.labels_)
+    assert np.allclose(fast.objective_trace_, dense.objective_trace_, rtol=1e-9, atol=0)
+    assert fast.n_iter_ == dense.n_iter_
+    assert np.allclose(fast.kernel_weights_, dense.kernel_weights_, rtol=1e-9)
+    assert np.allclose(fast.sample_weights_, dense.sample_weights_, rtol=1e-7)
+    with pytest.raises(ValueError, match="search='authors' forms the combined n x n kernel"):
+        RMKKM(3, search="authors").fit(low)
+
+
 def test_late_fusion_on_the_low_rank_bank(banks):
     """LF-MVC starts from W = I, so its path depends on each base partition's basis (the eigenvectors
     up to sign): the partition agrees, not every digit."""
@@ -143,7 +166,7 @@ def test_estimators_that_need_dense_kernels_say_so(banks):
     with pytest.raises(ValueError, match="takes a bank of kernels"):
         MKKM(3).fit(low.combine(np.ones(5)))
     takes = sorted(name for name, cls in ALGORITHMS.items() if cls.takes_low_rank)
-    assert takes == ["kkm", "lfmvc", "mkkm", "mkkmmir", "nc", "sc", "simplemkkm"]
+    assert takes == ["kkm", "lfmvc", "mkkm", "mkkmmir", "nc", "rkkm", "rmkkm", "sc", "simplemkkm"]
 
 
 def test_bad_factors_are_refused():

@@ -51,9 +51,9 @@ def test_a_plan_above_the_memory_limit_stops_before_any_job(tmp_path, capsys):
 def test_the_cost_of_a_landmark_bank_run():
     """On a bank from landmarks a dense-only method costs nothing (N/A); a low-rank one its dense model
     with the n x n side replaced by n x R (R = 12 x 1,000 < n = 30,000)."""
-    rkkm = [Run("e", "RKKM", "rkkm", "big", "g", json.dumps({"kernel": "ew"}), 0)]
+    scsk = [Run("e", "SCSK", "scsk", "big", "g", json.dumps({"kernel": "ew"}), 0)]
     kkm = [Run("e", "KKM", "kkm", "big", "g", json.dumps({"kernel": "ew"}), 0)]
-    assert RES.group_seconds(rkkm, 30000, typical=True, input_rank=1000, input_kernels=12) == 0.0
+    assert RES.group_seconds(scsk, 30000, typical=True, input_rank=1000, input_kernels=12) == 0.0
     dense = RES.group_seconds(kkm, 30000, typical=True)
     assert RES.group_seconds(kkm, 30000, typical=True, input_rank=1000, input_kernels=12) == pytest.approx(
         dense * 12000 / 30000)
@@ -65,11 +65,11 @@ def test_dense_only_methods_are_na_on_a_landmark_bank_and_the_low_rank_ones_fit(
     bank = make_bank({"bank": "gauss_grid", "widths": [1, 2, 4], "normalize": "none", "landmarks": 100}, ds)
     assert bank.kind == "features"
     bank.save(tmp_path / "b.npz")
-    rkkm = run_group([Run("e", "RKKM", "rkkm", "ringnorm", "g", json.dumps({"kernel": "ew"}), 0)],
+    scsk = run_group([Run("e", "SCSK", "scsk", "ringnorm", "g", json.dumps({"kernel": "ew"}), 0)],
                      tmp_path / "d.npz", tmp_path / "b.npz")[0]
-    assert rkkm["status"] == "not_finished"
-    assert re.match(r"RKKM needs the n x n kernels \(0.0 GiB at n = 600\); the bank is built from 100 "
-                    r"landmarks", rkkm["reason"])
+    assert scsk["status"] == "not_finished"
+    assert re.match(r"SCSK needs the n x n kernels \(0.0 GiB at n = 600\); the bank is built from 100 "
+                    r"landmarks", scsk["reason"])
     recs = run_group([Run("e", "MKKM", "mkkm", "ringnorm", "g", json.dumps({"n_init": 2}), s) for s in (0, 1)],
                      tmp_path / "d.npz", tmp_path / "b.npz")
     assert all(r["status"] == "ok" for r in recs) and min(r["metrics"]["acc"] for r in recs) > 0.6

@@ -36,6 +36,8 @@ Choices where the paper is silent (each tested):
 
 Cost per iteration: one batched product K (m, n, n) x A (n, c), O(n^2 c m) time; memory one centred
 copy of the bank (see :func:`robust_mkkm`) plus O(n c m); no O(n^3) step and no loop over samples.
+On a low-rank bank (:class:`mkclust.lowrank.LowRankBank`) the products go through the factors,
+O(n R c), and the centring is a constant per kernel (:class:`_ShiftedBank`), no copy.
 """
 
 from __future__ import annotations
@@ -50,24 +52,49 @@ from mkclust.algorithms._matlab import replay
 from mkclust.algorithms.base import (
     BaseClusterer, COMMON_CONSTRAINTS, Cost, Interval, NONNEG, POSITIVE_INT, StrOptions, default_params,
 )
+from mkclust.algorithms._rmkkm_authors import _seeded_robust_kkm
 from mkclust.algorithms.kmeans import (  # centre_matrix: A of Eq. 12
     _reseed_empty, centre_matrix, kernel_product, nearest_centres, sample_centres,
 )
+from mkclust.lowrank import LowRankBank
 
 log = logging.getLogger(__name__)
 
 
-def kernel_distances(K: np.ndarray, diags: np.ndarray, A: np.ndarray) -> np.ndarray:
+class _ShiftedBank:
+    """A low-rank bank less a constant per kernel, K_t - s_t 11' (:func:`_centred` on factors): its
+    products and diagonal, no n x n matrix."""
+
+    def __init__(self, low: LowRankBank):
+        self.low = low if low.ndim == 3 else LowRankBank([np.hstack([np.sqrt(w) * F for w, F in zip(low.weights,
+                                                                                                   low.factors)])])
+        n = self.low.n_samples
+        self.shift = np.array([float(np.sum(np.asarray(F.sum(axis=0), dtype=np.float64) ** 2)) / n**2
+                               for F in self.low.factors])
+        self.shape = self.low.shape
+
+    def product(self, A: np.ndarray) -> np.ndarray:
+        return self.low.product(A) - self.shift[:, None, None] * A.sum(axis=0)[None, None, :]
+
+    def diagonal(self) -> np.ndarray:
+        return self.low.diagonal() - self.shift[:, None]
+
+
+def kernel_distances(K, diags: np.ndarray, A: np.ndarray) -> np.ndarray:
     """Squared distances (m, n, c) of every sample to every centre sum_i a_ij phi_t(x_i), in every
-    kernel t: k^t_ii - 2 (K^t A)_ij + (A' K^t A)_jj. One batched BLAS product."""
-    P = kernel_product(K, A)     # one GEMM for the whole bank when it is contiguous
+    kernel t: k^t_ii - 2 (K^t A)_ij + (A' K^t A)_jj. One batched BLAS product (dense, or through the
+    factors of a :class:`_ShiftedBank`)."""
+    P = K.product(A) if isinstance(K, _ShiftedBank) else kernel_product(K, A)
     within = np.einsum("ic,tic->tc", A, P)
     dist = diags[:, :, None] - 2.0 * P + within[:, None, :]
     return np.maximum(dist, 0.0, out=dist)
 
 
-def _centred(K: np.ndarray) -> np.ndarray:
-    """Each kernel minus the mean of its entries (feature-space distances to centres unchanged)."""
+def _centred(K):
+    """Each kernel minus the mean of its entries (feature-space distances to centres unchanged); a
+    low-rank bank as a :class:`_ShiftedBank` (the mean of F F' is ||F'1||^2 / n^2)."""
+    if isinstance(K, LowRankBank):
+        return _ShiftedBank(K)
     return K - K.mean(axis=(1, 2), keepdims=True)
 
 
@@ -109,7 +136,7 @@ def robust_mkkm(K: np.ndarray, labels: np.ndarray, n_clusters: int, gamma: float
     # constant kernels (the Gaussians with t0 = 50, 100 vary by 1e-5), which otherwise adds 1e-10
     # relative noise to the objective. One copy of the bank: O(n^2 m) memory.
     K = K if centred else _centred(K)
-    diags = np.einsum("tii->ti", K).copy()
+    diags = K.diagonal() if isinstance(K, _ShiftedBank) else np.einsum("tii->ti", K).copy()
     idx = np.arange(n)
     w = np.ones(m) if gamma is None else np.full(m, float(m) ** (-1.0 / gamma))
     labels = np.asarray(labels, dtype=np.int64)
@@ -154,57 +181,6 @@ def robust_mkkm(K: np.ndarray, labels: np.ndarray, n_clusters: int, gamma: float
     return labels, w, D, trace[-1], trace, n_iter
 
 
-def _seeded_robust_kkm(Ka: np.ndarray, n_clusters: int, n_init: int, max_iter: int, rng) -> tuple:
-    """The inner search of the RMKKM authors' code: robust kernel k-means (Eq. 4) on one kernel ``Ka``
-    from ``n_init`` random starts, keeping the start with the lowest Eq. 4 objective.
-
-    Each start takes ``n_clusters`` distinct random samples as centres, then alternates the
-    assignment (Eq. 15) and the D-weighted centres (Eq. 12-13, weights 0.5 / sqrt(distance) divided
-    by their maximum; a sample within 1e-10 of its centre gets the mean weight of the others, as that
-    code does), for at most ``max_iter`` iterations or until no label changes. All starts advance
-    together: the products of ``Ka`` with the centres of every start are one (n, n) x (n, n_init c)
-    GEMM per iteration; a start stops being updated once its labels repeat.
-
-    Returns (labels, sample_weights) of the best start: the partition and the D of its centres.
-    """
-    n, c, R = Ka.shape[0], n_clusters, n_init
-    diag = np.diag(Ka).copy()
-    rows = np.arange(n)
-    labels = np.full((R, n), -1, dtype=np.int64)
-    sw = np.zeros((R, n))
-    A = np.zeros((n, R * c))
-    for r in range(R):                                       # centres = c distinct random samples
-        A[rng.choice(n, c, replace=False), r * c + np.arange(c)] = 1.0
-    active = np.ones(R, dtype=bool)
-    for _ in range(max_iter):
-        P = kernel_product(Ka, A)                            # (n, R c), one GEMM for all starts
-        within = np.einsum("ik,ik->k", A, P)
-        dist = (diag[:, None] - 2.0 * P + within[None, :]).reshape(n, R, c)
-        np.maximum(dist, 0.0, out=dist)
-        for r in np.flatnonzero(active):                     # at most n_init starts: O(n c) each
-            new = np.argmin(dist[:, r], axis=1)
-            new = _reseed_empty(new, dist[:, r], c)
-            if np.array_equal(new, labels[r]):
-                active[r] = False
-                continue
-            labels[r] = new
-            d = np.maximum(dist[rows, r, new], np.finfo(float).eps)
-            near = d < 1e-10
-            wts = 0.5 / np.sqrt(d)
-            if (~near).any():
-                wts[near] = wts[~near].mean()
-            sw[r] = wts / wts.max()
-            A[:, r * c:(r + 1) * c] = centre_matrix(new, c, sw[r])
-        if not active.any():
-            break
-    P = kernel_product(Ka, A)
-    within = np.einsum("ik,ik->k", A, P)
-    dist = np.maximum(diag[:, None] - 2.0 * P + within[None, :], 0.0).reshape(n, R, c)
-    scores = np.sqrt(dist[rows[None, :], np.arange(R)[:, None], labels]).sum(axis=1)  # Eq. 4 per start
-    best = int(np.argmin(scores))
-    return labels[best], sw[best]
-
-
 def authors_search(K: np.ndarray, n_clusters: int, gamma: float, rng, n_outer: int = 50, inner_n_init: int = 10,
                    inner_max_iter: int = 30, centred: bool = False):
     """RMKKM as the authors' public code searches (github.com/csliangdu/RMKKM; see :class:`RMKKM`).
@@ -239,13 +215,18 @@ def authors_search(K: np.ndarray, n_clusters: int, gamma: float, rng, n_outer: i
 
 
 class _RobustBase(BaseClusterer):
+    takes_low_rank = True   # every step a product with the centre matrix and the diagonal (_ShiftedBank)
     def _restarts(self, K, gamma):
         Kc = _centred(K)  # once for all restarts
 
         init = getattr(self, "init", "random-partition")
         sample = init in ("sample", "matlab")
-        Ks = K.sum(axis=0) if sample else None   # the summed kernel (one kernel: itself)
-        diag = np.diag(Ks).copy() if sample else None
+        if isinstance(K, LowRankBank):           # the summed kernel as factors: its columns and diagonal
+            Ks = Kc.low.combine(np.ones(Kc.low.n_kernels)) if sample else None
+            diag = Ks.diagonal() if sample else None
+        else:
+            Ks = K.sum(axis=0) if sample else None   # the summed kernel (one kernel: itself)
+            diag = np.diag(Ks).copy() if sample else None
         n, c = K.shape[1], self.n_clusters
         stream = None
         if init == "matlab":   # the authors' repeat random_state: its n_init draws of randsample(n, c)
@@ -361,6 +342,9 @@ class RMKKM(_RobustBase):
         K = self._validate_kernel(K)
         if self.search == "algorithm1":
             return self._restarts(K, float(self.gamma))
+        if isinstance(K, LowRankBank):
+            raise ValueError("RMKKM's search='authors' forms the combined n x n kernel every outer iteration: "
+                             "on a low-rank bank use search='algorithm1', or pass K.dense() where it fits")
         Kc = _centred(K)
         best = self._best_restart(
             lambda rng: authors_search(Kc, self.n_clusters, float(self.gamma), rng, int(self.max_iter),
@@ -408,6 +392,7 @@ class RKKM(_RobustBase):
     }
 
     input_kind = "kernel"
+    low_rank_copies = 1   # the combined view's factors side by side (_ShiftedBank)
 
     def __init__(self, n_clusters=8, n_init=1, max_iter=100, tol=1e-6, init="random-partition", random_state=None):
         self.init = init
@@ -419,4 +404,4 @@ class RKKM(_RobustBase):
 
     def fit(self, K, y=None):
         K = self._validate_kernel(K)
-        return self._restarts(K[None], None)
+        return self._restarts(K if isinstance(K, LowRankBank) else K[None], None)
