@@ -104,6 +104,35 @@ def test_estimators_fit_the_low_rank_bank_as_the_dense_one(banks, make):
         assert np.allclose(fast.kernel_weights_, dense.kernel_weights_, atol=1e-7)
 
 
+@pytest.mark.parametrize("init", ["k-means++", "sample", "random-partition", "matlab"])
+def test_kkm_restarts_in_lockstep_take_the_steps_they_take_one_by_one(init):
+    """On factors KKM runs its restarts in lockstep (one product for all, kmeans.kernel_kmeans_lockstep):
+    each restart ends where it ends alone (labels, iterations; its objectives to rounding, as the
+    wider product may sum in another order), and the fit keeps the restart of the lowest objective."""
+    from mkclust.algorithms import kmeans
+    X, _ = make_blobs(n_samples=900, centers=6, cluster_std=3.0, random_state=0)
+    K = build_bank("gauss_grid", X, preprocess="zscore", widths=[0.5, 1, 2, 4]).K
+    low = LowRankBank.from_dense(K, rank=30).combine(np.full(4, 0.25))
+    est = KernelKMeans(6, init=init, n_init=7, random_state=3)
+    diag = low.diagonal()
+    stream = (kmeans.replay(3, lambda s: s.randsample(900, 6), 7) if init == "matlab"
+              else np.random.RandomState(3))
+    alone = [kmeans.kernel_kmeans(low, est._initial_labels(low, diag, stream)[0], 6, 300, diag=diag)
+             for _ in range(7)]
+    fit = KernelKMeans(6, init=init, n_init=7, random_state=3).fit(low)
+    stream = (kmeans.replay(3, lambda s: s.randsample(900, 6), 7) if init == "matlab"
+              else np.random.RandomState(3))
+    starts = [est._initial_labels(low, diag, stream)[0] for _ in range(7)]
+    together = kmeans.kernel_kmeans_lockstep(low, starts, 6, 300, diag)
+    for a, b in zip(alone, together):      # the wider product may round differently: 1e-12
+        assert np.array_equal(a[0], b[0]) and a[3] == b[3]
+        assert np.allclose(a[2], b[2], rtol=1e-12, atol=0) and a[1] == pytest.approx(b[1], rel=1e-12)
+    best = min(range(7), key=lambda r: alone[r][1])
+    assert len({r[3] for r in alone}) > 1      # the restarts stop at different rounds
+    assert np.array_equal(fit.labels_, alone[best][0]) and fit.objective_ == pytest.approx(alone[best][1], rel=1e-12)
+    assert fit.n_iter_ == alone[best][3]
+
+
 @pytest.mark.parametrize("cls", [SpectralClustering, NormalizedCut])
 @pytest.mark.parametrize("n", [600, 1500])
 def test_spectral_methods_on_a_low_rank_affinity_as_on_its_dense_matrix(cls, n, monkeypatch):
