@@ -13,7 +13,6 @@ import scipy.sparse
 
 from mkclust.algorithms._simplex import project_rows_to_simplex
 from mkclust.algorithms._spectra import _lambda_max
-from mkclust.algorithms._zcolumns import SOLVED, solve_columns
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +155,7 @@ def _by_columns(X, XK, f: float, K, B, alpha: float, trK: float, tol: float):
     """The column route of :func:`z_step` from rows X (columns of Z) of objective f: (X, XK, f, steps),
     unchanged where it found no lower J (it never does by more than rounding: every column's
     objective decreases)."""
+    from mkclust.algorithms._zcolumns import SOLVED, solve_columns   # numba: imported by the fits that use it
     n = X.shape[0]
     Xc, state, steps, _ = solve_columns(K, B, alpha, X, 0.1 * tol, min(n, MAX_FREE), 4 * MAX_FREE + 64)
     Xc /= Xc.sum(axis=1, keepdims=True)
