@@ -161,11 +161,10 @@ def _by_columns(X, XK, f: float, K, B, alpha: float, trK: float, tol: float):
     Xc /= Xc.sum(axis=1, keepdims=True)
     XcK = _times(Xc, K)
     fc = _z_objective(K, B, alpha, trK, Xc, XcK)
+    rounds = int(steps.max(initial=0))
     log.debug("Z-step by columns: %d of %d solved, at most %d steps, J %.10g -> %.10g", int((state == SOLVED).sum()),
-              n, int(steps.max(initial=0)), f, fc)
-    if fc <= f:
-        return Xc, XcK, fc, int(steps.max(initial=0))
-    return X, XK, f, int(steps.max(initial=0))
+              n, rounds, f, fc)
+    return (Xc, XcK, fc, rounds) if fc <= f else (X, XK, f, rounds)
 
 
 @dataclass

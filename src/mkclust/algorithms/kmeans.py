@@ -71,12 +71,15 @@ def cluster_distances(K: np.ndarray, diag: np.ndarray, labels: np.ndarray, n_clu
     n = K.shape[0]
     w = np.ones(n) if sample_weight is None else sample_weight
     E = centre_matrix(labels, n_clusters, w)
-    ok = np.bincount(labels, weights=w, minlength=n_clusters) > 0
-    KE = kernel_product(K, E)
+    return _centre_distances(diag, E, kernel_product(K, E), labels, w)
+
+
+def _centre_distances(diag: np.ndarray, E: np.ndarray, KE: np.ndarray, labels: np.ndarray, w: np.ndarray):
+    """:func:`cluster_distances` from the centre matrix E and its product K E."""
     within = np.einsum("ic,ic->c", E, KE)
     dist = diag[:, None] - 2.0 * KE + within[None, :]
     np.maximum(dist, 0.0, out=dist)
-    dist[:, ~ok] = np.inf
+    dist[:, np.bincount(labels, weights=w, minlength=E.shape[1]) <= 0] = np.inf
     return dist
 
 
@@ -131,31 +134,13 @@ def kernel_kmeans(K: np.ndarray, labels: np.ndarray, n_clusters: int, max_iter: 
 
     Returns (labels, objective, objective_trace, n_iter). The trace holds the objective of each
     partition visited, sum_i s_i dist(i, c(i)); it never increases. Stops when no label changes.
+    (:func:`kernel_kmeans_lockstep` with one start.)
     """
-    diag = kernel_diagonal(K) if diag is None else diag
-    w = np.ones(K.shape[0]) if sample_weight is None else sample_weight
-    idx = np.arange(K.shape[0])
-    labels = np.asarray(labels, dtype=np.int64)
-    dist = cluster_distances(K, diag, labels, n_clusters, sample_weight)
-    labels = _reseed_empty(labels, dist, n_clusters)
-    dist = cluster_distances(K, diag, labels, n_clusters, sample_weight)
-    trace = [float(w @ dist[idx, labels])]
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        new = np.argmin(dist, axis=1)
-        new = _reseed_empty(new, dist, n_clusters)
-        if np.array_equal(new, labels):
-            n_iter -= 1
-            break
-        changed = int(np.count_nonzero(new != labels))
-        labels = new
-        dist = cluster_distances(K, diag, labels, n_clusters, sample_weight)
-        trace.append(float(w @ dist[idx, labels]))
-        log.debug("kernel k-means iteration %d: objective %.10g, %d labels changed", n_iter, trace[-1], changed)
-    return labels, trace[-1], trace, n_iter
+    return kernel_kmeans_lockstep(K, [labels], n_clusters, max_iter, diag, sample_weight)[0]
 
 
-def kernel_kmeans_lockstep(K, starts: list, n_clusters: int, max_iter: int = 300, diag: np.ndarray | None = None):
+def kernel_kmeans_lockstep(K, starts: list, n_clusters: int, max_iter: int = 300, diag: np.ndarray | None = None,
+                           sample_weight: np.ndarray | None = None):
     """:func:`kernel_kmeans` from each initial partition of ``starts``, all advancing together: every
     round one product of K with the centre matrices of the restarts still moving, side by side (for a
     low-rank kernel each product reads all n x R factors, whatever its width, so ten 10-column
@@ -165,25 +150,20 @@ def kernel_kmeans_lockstep(K, starts: list, n_clusters: int, max_iter: int = 300
     Returns the list of :func:`kernel_kmeans`'s results, in the order of ``starts``."""
     diag = kernel_diagonal(K) if diag is None else diag
     n, c = K.shape[0], n_clusters
+    w = np.ones(n) if sample_weight is None else sample_weight
     idx = np.arange(n)
 
-    def distances(labs):
-        Es = [centre_matrix(lab, c, np.ones(n)) for lab in labs]
-        P = kernel_product(K, np.hstack(Es))
-        out = []
-        for j, (E, lab) in enumerate(zip(Es, labs)):
-            KE = P[:, j * c:(j + 1) * c]
-            d = np.maximum(diag[:, None] - 2.0 * KE + np.einsum("ic,ic->c", E, KE)[None, :], 0.0)
-            d[:, np.bincount(lab, minlength=c) == 0] = np.inf
-            out.append(d)
-        return out
+    def distances(labs):                   # cluster_distances for every partition, one product
+        Es = [centre_matrix(lab, c, w) for lab in labs]
+        P = Es[0] if len(Es) == 1 else np.hstack(Es)
+        P = kernel_product(K, P)
+        return [_centre_distances(diag, E, P[:, j * c:(j + 1) * c], lab, w) for j, (E, lab) in enumerate(zip(Es, labs))]
 
     labels = [np.asarray(lab, dtype=np.int64) for lab in starts]
     dist = distances(labels)
     labels = [_reseed_empty(lab, d, c) for lab, d in zip(labels, dist)]
     dist = distances(labels)
-    ones = np.ones(n)
-    traces = [[float(ones @ d[idx, lab])] for lab, d in zip(labels, dist)]
+    traces = [[float(w @ d[idx, lab])] for lab, d in zip(labels, dist)]
     n_iter = [0] * len(labels)
     active = list(range(len(labels)))
     for it in range(1, max_iter + 1):
@@ -196,11 +176,12 @@ def kernel_kmeans_lockstep(K, starts: list, n_clusters: int, max_iter: int = 300
             labels[r], n_iter[r] = new, it
             moving.append(r)
         active = moving
+        log.debug("kernel k-means round %d: %d of %d restarts moving", it, len(active), len(labels))
         if not active:
             break
         for r, d in zip(active, distances([labels[r] for r in active])):
             dist[r] = d
-            traces[r].append(float(ones @ d[idx, labels[r]]))
+            traces[r].append(float(w @ d[idx, labels[r]]))
     return [(labels[r], traces[r][-1], traces[r], n_iter[r]) for r in range(len(labels))]
 
 

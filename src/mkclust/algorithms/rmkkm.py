@@ -66,18 +66,20 @@ class _ShiftedBank:
     products and diagonal, no n x n matrix."""
 
     def __init__(self, low: LowRankBank):
-        self.low = low if low.ndim == 3 else LowRankBank([np.hstack([np.sqrt(w) * F for w, F in zip(low.weights,
-                                                                                                   low.factors)])])
-        n = self.low.n_samples
-        self.shift = np.array([float(np.sum(np.asarray(F.sum(axis=0), dtype=np.float64) ** 2)) / n**2
-                               for F in self.low.factors])
-        self.shape = self.low.shape
+        self.low = low                     # a bank (m, n, n), or one combined kernel taken as a bank of one
+        n = low.n_samples
+        shift = np.array([float(np.sum(np.asarray(F.sum(axis=0), dtype=np.float64) ** 2)) / n**2
+                          for F in low.factors])
+        self.shift = shift if low.ndim == 3 else np.array([low.weights @ shift])
+        self.shape = (self.shift.size, n, n)
 
     def product(self, A: np.ndarray) -> np.ndarray:
-        return self.low.product(A) - self.shift[:, None, None] * A.sum(axis=0)[None, None, :]
+        P = self.low.product(A)
+        return (P if P.ndim == 3 else P[None]) - self.shift[:, None, None] * A.sum(axis=0)[None, None, :]
 
     def diagonal(self) -> np.ndarray:
-        return self.low.diagonal() - self.shift[:, None]
+        d = self.low.diagonal()
+        return (d if d.ndim == 2 else d[None]) - self.shift[:, None]
 
 
 def kernel_distances(K, diags: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -222,7 +224,7 @@ class _RobustBase(BaseClusterer):
         init = getattr(self, "init", "random-partition")
         sample = init in ("sample", "matlab")
         if isinstance(K, LowRankBank):           # the summed kernel as factors: its columns and diagonal
-            Ks = Kc.low.combine(np.ones(Kc.low.n_kernels)) if sample else None
+            Ks = (K if K.ndim == 2 else K.combine(np.ones(K.n_kernels))) if sample else None
             diag = Ks.diagonal() if sample else None
         else:
             Ks = K.sum(axis=0) if sample else None   # the summed kernel (one kernel: itself)
@@ -392,7 +394,6 @@ class RKKM(_RobustBase):
     }
 
     input_kind = "kernel"
-    low_rank_copies = 1   # the combined view's factors side by side (_ShiftedBank)
 
     def __init__(self, n_clusters=8, n_init=1, max_iter=100, tol=1e-6, init="random-partition", random_state=None):
         self.init = init
