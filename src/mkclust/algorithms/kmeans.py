@@ -165,6 +165,7 @@ def kernel_kmeans_lockstep(K, starts: list, n_clusters: int, max_iter: int = 300
     dist = distances(labels)
     traces = [[float(w @ d[idx, lab])] for lab, d in zip(labels, dist)]
     n_iter = [0] * len(labels)
+    changed = [0] * len(labels)
     active = list(range(len(labels)))
     for it in range(1, max_iter + 1):
         moving = []
@@ -173,15 +174,16 @@ def kernel_kmeans_lockstep(K, starts: list, n_clusters: int, max_iter: int = 300
             if np.array_equal(new, labels[r]):
                 n_iter[r] = it - 1
                 continue
+            changed[r] = int(np.count_nonzero(new != labels[r]))
             labels[r], n_iter[r] = new, it
             moving.append(r)
         active = moving
-        log.debug("kernel k-means round %d: %d of %d restarts moving", it, len(active), len(labels))
         if not active:
             break
         for r, d in zip(active, distances([labels[r] for r in active])):
             dist[r] = d
             traces[r].append(float(w @ d[idx, labels[r]]))
+            log.debug("kernel k-means iteration %d: objective %.10g, %d labels changed", it, traces[r][-1], changed[r])
     return [(labels[r], traces[r][-1], traces[r], n_iter[r]) for r in range(len(labels))]
 
 
