@@ -179,6 +179,14 @@ class LowRankBank:
                 out += w * part(F)
         return out[:, 0] if one else out
 
+    def kernel_product(self, p: int, A: np.ndarray) -> np.ndarray:
+        """K_p A (n, c) for kernel p of the bank: :meth:`product`'s slice p, without the others."""
+        self._bank_only("kernel_product")
+        if self._small():
+            return np.matmul(self.dense()[p], A.astype(np.float64, copy=False))
+        F = self.factors[p]
+        return np.asarray(F @ (F.T @ A.astype(F.dtype, copy=False)), dtype=np.float64)
+
     def columns(self, idx) -> np.ndarray:
         """K[:, idx] of the combined kernel (n, len(idx))."""
         self._single_only("columns")
@@ -237,6 +245,12 @@ class LowRankBank:
     def leading(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The k leading eigenpairs of the combined kernel (eigenvalues descending, vectors (n, k),
         orthonormal), through the R x R side (module docstring) or, where R >= n, the n x n one."""
+        e = self.eigen(k)
+        return e.lam, e.H
+
+    def eigen(self, k: int) -> "Leading":
+        """:meth:`leading` as a :class:`Leading`: on the R x R side the n x k eigenvectors are formed
+        only if read, and the kernels' traces against them come from the cross Gram matrix."""
         self._single_only("leading")
         from mkclust.kernel_functions import top_eigh
         n, R = self.n_samples, int(sum(self.ranks))
@@ -244,12 +258,12 @@ class LowRankBank:
             raise ValueError(f"{k} eigenvectors of a kernel on {n} samples")
         if self._small():
             lam, H = top_eigh(self.dense(), k)
-            return lam[::-1], H[:, ::-1]
+            return Leading(self, lam[::-1], H=H[:, ::-1])
         if R >= n:   # Lanczos on the n x n kernel through its factors, from a fixed start
             op = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda v: self.product(v.ravel()), dtype=np.float64)
             lam, H = scipy.sparse.linalg.eigsh(op, k=k, which="LA", v0=np.ones(n) / np.sqrt(n), tol=0.0)
             order = np.argsort(lam)[::-1]
-            return lam[order], H[:, order]
+            return Leading(self, lam[order], H=H[:, order])
         if k > R:
             raise ValueError(f"the combined kernel has rank at most {R}, below {k}: too few landmarks or too low a "
                              "rank for this many clusters")
@@ -266,12 +280,49 @@ class LowRankBank:
         if lam[-1] <= 0:
             raise ValueError(f"the combined kernel has rank below {k} (eigenvalue {lam[-1]:.3g}): "
                              "too few landmarks or too low a rank for this many clusters")
-        o = np.concatenate([[0], np.cumsum(self.ranks)])
-        H = np.zeros((n, k))
-        for p, F in enumerate(self.factors):
-            if self.weights[p] != 0:
-                H += np.asarray(F @ (s[o[p]:o[p + 1], None] * U[o[p]:o[p + 1]]).astype(F.dtype), dtype=np.float64)
-        return lam, H / np.sqrt(lam)[None, :]
+        return Leading(self, lam, U=U)
+
+
+class Leading:
+    """The k leading eigenpairs of a combined low-rank kernel K_w = G G' (G = [sqrt(w_p) F_p], n x R):
+    ``lam`` (descending), ``value`` their sum (max over H'H = I of Tr(H' K_w H)), and the vectors
+    kept on the side they were computed on. From the R x R side (U, R x k) the n x k vectors
+    H = G U diag(lam)^-1/2 cost n R k flops, so they are formed only when ``H`` is read; and
+    Tr(H' K_p H) = ||F_p' H||^2 = ||M_p S U diag(lam)^-1/2||^2 (M_p the cross Gram matrix's rows of
+    kernel p, S = diag(sqrt(w))) costs R^2 k from the cross Gram matrix, nothing of size n
+    (SimpleMKKM's line search reads only ``value``, its gradient only ``traces()``)."""
+
+    def __init__(self, kernel: LowRankBank, lam: np.ndarray, U: np.ndarray | None = None, H: np.ndarray | None = None):
+        self.kernel, self.lam, self.U, self._H = kernel, lam, U, H
+
+    @property
+    def value(self) -> float:
+        return float(self.lam.sum())
+
+    def _scaled(self) -> np.ndarray:
+        """S U diag(lam)^-1/2 (R, k): H = F times it."""
+        s = np.sqrt(np.repeat(self.kernel.weights, self.kernel.ranks))
+        return s[:, None] * self.U / np.sqrt(self.lam)[None, :]
+
+    @property
+    def H(self) -> np.ndarray:
+        if self._H is None:
+            V, o = self._scaled(), np.concatenate([[0], np.cumsum(self.kernel.ranks)])
+            H = np.zeros((self.kernel.n_samples, self.lam.size))
+            for p, F in enumerate(self.kernel.factors):
+                if self.kernel.weights[p] != 0:
+                    H += np.asarray(F @ V[o[p]:o[p + 1]].astype(F.dtype), dtype=np.float64)
+            self._H = H
+        return self._H
+
+    def traces(self) -> np.ndarray:
+        """Tr(H' K_p H) for every kernel p of the bank the combined kernel was made of (m,)."""
+        if self.U is None:
+            return np.array([float(np.sum(np.asarray(F.T @ self._H.astype(F.dtype, copy=False), dtype=np.float64) ** 2))
+                             for F in self.kernel.factors])
+        B = self.kernel.cross_gram() @ self._scaled()
+        o = np.concatenate([[0], np.cumsum(self.kernel.ranks)])
+        return np.array([float(np.sum(B[o[p]:o[p + 1]] ** 2)) for p in range(self.kernel.n_kernels)])
 
 
 def as_low_rank(K) -> LowRankBank | None:

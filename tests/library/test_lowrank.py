@@ -89,6 +89,21 @@ def test_leading_eigenpairs_equal_the_dense_ones(banks, side, monkeypatch):
     assert np.allclose(np.abs(np.sum(H * V[:, ::-1], axis=0)), 1.0, atol=1e-8)   # the same vectors, up to sign
 
 
+@pytest.mark.parametrize("side", ["R x R", "n x n"])
+def test_traces_against_the_leading_vectors_from_either_side(banks, side):
+    """Tr(H' K_p H) from the R x R side (the cross Gram matrix, H never formed) equals the dense
+    einsum against the dense eigenvectors, and H formed on demand is those eigenvectors."""
+    low, K, _ = banks
+    low = _padded(low) if side == "n x n" else low
+    w = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    sol = low.combine(w).eigen(4)
+    assert (sol.U is None) == (side == "n x n") and (sol._H is None) == (side == "R x R")
+    ref, V = top_eigh(np.tensordot(w, K, axes=1), 4)
+    assert sol.value == pytest.approx(ref.sum(), rel=1e-10)
+    assert np.allclose(sol.traces(), np.einsum("pij,ik,jk->p", K, V, V), rtol=1e-9)
+    assert np.allclose(np.abs(np.sum(sol.H * V[:, ::-1], axis=0)), 1.0, atol=1e-8)
+
+
 @pytest.mark.parametrize("make", [lambda: KernelKMeans(3, random_state=1), lambda: MKKM(3, n_init=3, random_state=1),
                                   lambda: SimpleMKKM(3, random_state=1), lambda: MKKMMiR(3, random_state=1),
                                   lambda: SimpleMKKM(3, protocol="authors", random_state=1)])
@@ -131,6 +146,30 @@ def test_kkm_restarts_in_lockstep_take_the_steps_they_take_one_by_one(init):
     assert len({r[3] for r in alone}) > 1      # the restarts stop at different rounds
     assert np.array_equal(fit.labels_, alone[best][0]) and fit.objective_ == pytest.approx(alone[best][1], rel=1e-12)
     assert fit.n_iter_ == alone[best][3]
+
+
+def test_kkm_bounds_skip_no_step_of_the_plain_loop(caplog):
+    """On factors KKM's Lloyd loop skips the samples whose cluster its triangle-inequality bounds keep
+    (kmeans._kkm_bounds): with sample weights and clusters that empty (re-seeded by the plain step),
+    every restart visits the plain loop's partitions (the same labels, iterations, objective trace
+    to 1e-12), while computing fewer distances than n per iteration."""
+    from mkclust.algorithms import kmeans
+    X, _ = make_blobs(n_samples=700, centers=4, cluster_std=2.0, random_state=1)
+    K = build_bank("gauss_grid", X, preprocess="zscore", widths=[0.5, 1, 2, 4]).K
+    low = LowRankBank.from_dense(K, rank=30).combine(np.array([0.1, 0.2, 0.3, 0.4]))   # R = 120 < n
+    rng = np.random.RandomState(0)
+    starts = [rng.randint(25, size=700) for _ in range(6)]
+    sw = rng.uniform(0.5, 2.0, 700)
+    plain = kmeans.kernel_kmeans_lockstep(low, starts, 25, 300, sample_weight=sw, bounds=False)
+    with caplog.at_level("DEBUG", logger="mkclust.algorithms.kmeans"):
+        bounded = kmeans.kernel_kmeans_lockstep(low, starts, 25, 300, sample_weight=sw)
+    for a, b in zip(plain, bounded):
+        assert np.array_equal(a[0], b[0]) and a[3] == b[3]
+        assert np.allclose(a[2], b[2], rtol=1e-12, atol=0)
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("re-seeded" in m for m in messages) >= 1
+    computed = [int(m.split(", ")[-1].split()[0]) for m in messages if m.endswith("distances computed")]
+    assert computed and np.mean(computed) < 0.5 * 700
 
 
 @pytest.mark.parametrize("cls", [SpectralClustering, NormalizedCut])

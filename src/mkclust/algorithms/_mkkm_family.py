@@ -69,6 +69,26 @@ def leading(K, k: int) -> tuple[np.ndarray, float]:
     return H, float(lam.sum())
 
 
+class _DenseLeading:
+    """:class:`mkclust.lowrank.Leading`'s interface on a dense bank: H, value, traces()."""
+
+    def __init__(self, bank: np.ndarray, weights: np.ndarray, k: int):
+        self.bank = bank
+        self.H, self.value = leading(np.tensordot(weights, bank, axes=1), k)
+
+    def traces(self) -> np.ndarray:
+        return traces(self.bank, self.H)
+
+
+def eigen(K, weights: np.ndarray, k: int):
+    """The k leading eigenvectors of sum_p weights_p K_p as an object with ``value`` (the sum of their
+    eigenvalues), ``H`` (n, k) and ``traces()`` (Tr(H' K_p H), (m,)); on a low-rank bank H is formed
+    only when read (:class:`mkclust.lowrank.Leading`)."""
+    if isinstance(K, LowRankBank):
+        return K.combine(weights).eigen(k)
+    return _DenseLeading(K, weights, k)
+
+
 def traces(K, H: np.ndarray | None = None) -> np.ndarray:
     """Tr(H' K_p H) for every kernel of the bank (m,); Tr(K_p) without H."""
     if isinstance(K, LowRankBank):

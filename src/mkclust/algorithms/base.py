@@ -112,9 +112,11 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     #: takes a low-rank bank (:class:`mkclust.lowrank.LowRankBank`, or a features
     #: :class:`~mkclust.kernels.KernelBank`) without forming an n x n matrix
     takes_low_rank = False
-    #: on a low-rank bank (the workflow's memory model): copies of the factors a fit holds (MKKM's centred
-    #: ones), and whether it holds their cross Gram matrix (the leading eigenvectors' route)
+    #: on a low-rank bank (the workflow's memory model): copies of the factors a fit holds, n-vectors
+    #: per kernel it holds (MKKM's runs in lockstep: their distances),
+    #: and whether it holds their cross Gram matrix (the leading eigenvectors' route)
     low_rank_copies: ClassVar[int] = 0
+    low_rank_vectors: ClassVar[int] = 4
     low_rank_cross: ClassVar[bool] = False
     cost: ClassVar[Cost]
     #: parameter constraints in scikit-learn's convention (:mod:`mkclust._params`): every estimator

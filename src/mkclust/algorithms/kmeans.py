@@ -140,14 +140,21 @@ def kernel_kmeans(K: np.ndarray, labels: np.ndarray, n_clusters: int, max_iter: 
 
 
 def kernel_kmeans_lockstep(K, starts: list, n_clusters: int, max_iter: int = 300, diag: np.ndarray | None = None,
-                           sample_weight: np.ndarray | None = None):
+                           sample_weight: np.ndarray | None = None, bounds: bool = True):
     """:func:`kernel_kmeans` from each initial partition of ``starts``, all advancing together: every
     round one product of K with the centre matrices of the restarts still moving, side by side (for a
     low-rank kernel each product reads all n x R factors, whatever its width, so ten 10-column
     products cost nearly ten times one of 100 columns). Each restart takes the steps it takes alone
     (the same labels, re-seeding and stopping test); only the width of the product differs, which may
     change BLAS's order of summation and so the objectives' last digits (1e-16 relative, tested).
-    Returns the list of :func:`kernel_kmeans`'s results, in the order of ``starts``."""
+    Returns the list of :func:`kernel_kmeans`'s results, in the order of ``starts``.
+
+    On the factors of a low-rank kernel (above :data:`mkclust.lowrank.DENSE_N` samples, or wherever the
+    factors are fewer than the samples) the iterations after the first exact distances skip, with
+    ``bounds`` (the default), the samples whose cluster provably stays
+    (:func:`mkclust.algorithms._kkm_bounds.bounded_lloyd`: the same steps; MNIST's 20,000 digits,
+    10 restarts, 12 kernels of rank ~1,000 in float32: 162 CPU s plain, 104 s bounded; n = 70,000: 633 s
+    plain, 274 s bounded, the same labels)."""
     diag = kernel_diagonal(K) if diag is None else diag
     n, c = K.shape[0], n_clusters
     w = np.ones(n) if sample_weight is None else sample_weight
@@ -163,6 +170,10 @@ def kernel_kmeans_lockstep(K, starts: list, n_clusters: int, max_iter: int = 300
     dist = distances(labels)
     labels = [_reseed_empty(lab, d, c) for lab, d in zip(labels, dist)]
     dist = distances(labels)
+    if bounds and isinstance(K, LowRankBank) and K.ndim == 2 and not K._small():   # Hamerly's bounds
+        from mkclust.algorithms._kkm_bounds import bounded_lloyd
+        return [bounded_lloyd(K, lab, d, c, max_iter, diag, w, lambda lab: distances([lab])[0], _reseed_empty)
+                for lab, d in zip(labels, dist)]
     traces = [[float(w @ d[idx, lab])] for lab, d in zip(labels, dist)]
     n_iter = [0] * len(labels)
     changed = [0] * len(labels)

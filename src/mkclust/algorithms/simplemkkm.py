@@ -33,7 +33,7 @@ import logging
 import numpy as np
 import scipy.optimize
 
-from mkclust.algorithms._mkkm_family import KernelFamilyBase, combine, leading, traces
+from mkclust.algorithms._mkkm_family import KernelFamilyBase, combine, eigen, leading
 from mkclust.algorithms.base import Cost
 from mkclust.lowrank import LowRankBank
 
@@ -112,32 +112,34 @@ class SimpleMKKM(KernelFamilyBase):
     def _learn(self, K: np.ndarray) -> tuple[dict, np.ndarray]:
         m, k = K.shape[0], int(self.n_clusters)
         gamma = np.full(m, 1.0 / m)
-        H, value = leading(combine(K, gamma**2), k)
+        sol = eigen(K, gamma**2, k)   # value, traces() and H (on factors formed only when read)
+        value = sol.value
         trace, n_iter = [value], 0
         for n_iter in range(1, int(self.max_iter) + 1):
-            d = _direction(gamma, 2.0 * gamma * traces(K, H))
+            d = _direction(gamma, 2.0 * gamma * sol.traces())
             if not np.any(d < 0) or np.abs(d).max() <= 1e-15:
                 break
             t_max = float(np.min(-gamma[d < 0] / d[d < 0]))
-            seen = {}   # step -> (the point on the simplex, its H, its objective)
+            seen = {}   # step -> (the point on the simplex, its eigenvectors)
 
             def along(t):
                 point = np.clip(gamma + t * d, 0.0, None)
                 point /= point.sum()
-                seen[t] = (point, *leading(combine(K, point**2), k))
-                return seen[t][2]
+                seen[t] = (point, eigen(K, point**2, k))
+                return seen[t][1].value
 
             res = scipy.optimize.minimize_scalar(along, bounds=(0.0, t_max), method="bounded",
                                                  options={"xatol": LINE_SEARCH_TOL * t_max})
             along(t_max)   # the bounded search never evaluates its end points
-            t = min(seen, key=lambda s: seen[s][2])
-            if seen[t][2] >= value * (1 - 1e-14):
+            t = min(seen, key=lambda s: seen[s][1].value)
+            if seen[t][1].value >= value * (1 - 1e-14):
                 break
             moved = float(np.abs(seen[t][0] - gamma).max())
-            gamma, H, value = seen[t]   # the line search's best point, its eigenvectors already computed
+            gamma, sol = seen[t]   # the line search's best point, its eigenvectors already computed
+            value = sol.value
             trace.append(value)
             log.debug("SimpleMKKM step %d: objective %.12g, step %.3g of %.3g (Brent: %d evaluations)", n_iter,
                       value, t, t_max, res.nfev)
             if moved <= float(self.tol):
                 break
-        return {"kernel_weights_": gamma, "objective_": value, "objective_trace_": trace, "n_iter_": n_iter}, H
+        return {"kernel_weights_": gamma, "objective_": value, "objective_trace_": trace, "n_iter_": n_iter}, sol.H

@@ -193,8 +193,8 @@ def group_mem_mb(runs, n: int, d: int, bank: float, low_rank: tuple[int, int] | 
     ``feature_maps`` holds 1.6 times the features more; one that takes
     them (``takes_low_rank``) holds its copies of the factors (``low_rank_copies``, two more with the
     authors' kernel preparation), the factors' cross Gram matrix where it needs leading eigenvectors
-    (``low_rank_cross``: (m r)^2, or the m n x n kernels where m r >= n, :mod:`mkclust.lowrank`) and a
-    few vectors per kernel, instead of n x n working space;
+    (``low_rank_cross``: (m r)^2, or the m n x n kernels where m r >= n, :mod:`mkclust.lowrank`) and
+    ``low_rank_vectors`` n-vectors per kernel, instead of n x n working space;
     any other is not run on it (an N/A record saying so) and holds the bank alone."""
     cls = _cls(runs[0].estimator)
     cost, params = cls.cost, [r.params for r in runs]
@@ -209,7 +209,7 @@ def group_mem_mb(runs, n: int, d: int, bank: float, low_rank: tuple[int, int] | 
         if cls.takes_low_rank:   # measured: tests/workflow/test_memory.py
             copies = cls.low_rank_copies + 2 * any(p.get("protocol") == "authors" for p in params)
             cross = min((m * r) ** 2, m * n * n) if cls.low_rank_cross else 0
-            return BASE_MB + _mb((1 + copies) * bank + 2 * n * d + cross + 4 * m * n)
+            return BASE_MB + _mb((1 + copies) * bank + 2 * n * d + cross + cls.low_rank_vectors * m * n)
         return BASE_MB + _mb(bank + 2 * n * d)   # not run: N/A (mkclust.repro.runner, a dense-only method)
     batched, size = 0.0, _batch_size(params, cls) if cost.batch_bytes_per_n else 0
     if size > 0:
