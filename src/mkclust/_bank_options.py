@@ -97,7 +97,7 @@ BANK_OPTIONS = {
 #: the options :func:`mkclust.kernels.build_bank` applies to every bank, with their checks
 BUILD_OPTIONS = {"rank": optional(positive_int), "energy": optional(fraction), "landmarks": optional(positive_int),
                  "landmarks_above": nonneg_int, "landmark_seed": nonneg_int,
-                 "factor_dtype": one_of("float64", "float32")}
+                 "factor_dtype": one_of("float64", "float32"), "fourier": optional(positive_int)}
 
 
 def check_bank_options(bank: str, options: dict, build: dict | None = None) -> None:

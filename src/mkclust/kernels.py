@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 
 from mkclust._bank_options import check_bank_options
+from mkclust._factor_banks import FEATURE_NORMALIZATIONS, landmark_factors, nystroem_features  # noqa: F401
 from mkclust._io import atomic_savez, read_npz
 from mkclust._validation import check_features
 from mkclust.kernel_functions import (  # noqa: F401  (re-exported: the public kernel functions)
@@ -136,7 +136,8 @@ def _bank_mkc3(X, G, D, d: int = 2, sigma: float | None = None, widths: Sequence
             yield gaussian_from_sqdist(D, s_, "mkc")
 
     names = ["linear", f"poly(a=1,b={d})"] + [f"gauss(mkc,sigma={s_:.6g})" for s_ in sigmas]
-    info = {"d": d, "sigma": sigmas[0] if len(sigmas) == 1 else sigmas, "normalize": normalize}
+    info = {"d": d, "sigma": sigmas[0] if len(sigmas) == 1 else sigmas, "normalize": normalize,
+            "gaussian_scales": [None, None] + [gaussian_scale(D, s_, "mkc") for s_ in sigmas]}
     if widths is not None:
         info["widths"] = [float(w) for w in widths]
     return kernels(), names, info
@@ -159,7 +160,8 @@ def _bank_rmkkm12(X, G, D, t0: Sequence[float] = RMKKM_T0, normalize: str = "uni
     names = [f"gauss(rmkkm,t0={t:g})" for t in t0] + [f"poly(a={a:g},b={b})" for a, b in polys] + ["cosine"]
     kernels = itertools.chain((gaussian_from_sqdist(D, t, "rmkkm") for t in t0),
                               (polynomial_from_gram(G, a, b) for a, b in polys), [G])
-    return kernels, names, {"t0": list(t0), "normalize": normalize}
+    return kernels, names, {"t0": list(t0), "normalize": normalize,
+                            "gaussian_scales": [gaussian_scale(D, t, "rmkkm") for t in t0] + [None] * 5}
 
 
 SCMK_T = (0.01, 0.05, 0.1, 1.0, 10.0, 50.0, 100.0)
@@ -182,7 +184,8 @@ def _bank_scmk12(X, G, D, t: Sequence[float] = SCMK_T, normalize: str = "max"):
     names = [f"gauss(scmk,t={ti:g})" for ti in t] + ["linear"] + [f"poly(a={a:g},b={b})" for a, b in polys]
     kernels = itertools.chain((gaussian_from_sqdist(D, ti, "scmk") for ti in t), [G],
                               (polynomial_from_gram(G, a, b) for a, b in polys))
-    return kernels, names, {"t": list(t), "normalize": normalize}
+    return kernels, names, {"t": list(t), "normalize": normalize,
+                            "gaussian_scales": [gaussian_scale(D, ti, "scmk") for ti in t] + [None] * 5}
 
 
 GAUSS_GRID_WIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -205,8 +208,9 @@ def _bank_gauss_grid(X, G, D, widths: Sequence[float] = GAUSS_GRID_WIDTHS,
     names = [f"gauss(w={w:g},ref={reference})" for w in widths]  # sigma = w * sqrt(ref)
     if linear:
         kernels, names = itertools.chain([G], kernels), ["linear"] + names
-    return kernels, names, {"widths": list(map(float, widths)), "reference": reference,
-                            "reference_value": ref, "sigmas": sigmas, "normalize": normalize, "linear": bool(linear)}
+    scales = [None] * bool(linear) + [gaussian_scale(D, s, "sigma") for s in sigmas]
+    return kernels, names, {"widths": list(map(float, widths)), "reference": reference, "reference_value": ref,
+                            "sigmas": sigmas, "normalize": normalize, "linear": bool(linear), "gaussian_scales": scales}
 
 
 def _view_columns(X, views, bank: str) -> list[tuple[int, int, str]]:
@@ -302,7 +306,8 @@ def nystroem_landmarks(n: int, landmarks: int | None, landmarks_above: int | Non
 
 def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | None = None,
                energy: float | None = None, landmarks: int | None = None, landmarks_above: int = 0,
-               landmark_seed: int = 0, factor_dtype: str = "float64", **options) -> KernelBank:
+               landmark_seed: int = 0, factor_dtype: str = "float64", fourier: int | None = None,
+               **options) -> KernelBank:
     """Compute the named kernel bank on data X (n, d), dense or scipy-sparse.
 
     ``preprocess`` transforms X first (:data:`PREPROCESS`); ``options`` are the bank's own (see
@@ -316,6 +321,10 @@ def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | Non
     ``rank`` / ``energy`` as above. Data-dependent kernel parameters (the mean or largest squared
     distance of a Gaussian width) are then estimated over the (sample, landmark) pairs.
 
+    With ``fourier`` (and landmarks) each Gaussian kernel of the bank is that many random Fourier
+    features instead (:mod:`mkclust._factor_banks`: no eigendecomposition, an error in each entry of
+    O(1 / sqrt(fourier)) whatever the kernel's spectrum), its width estimated on the landmark block.
+
     ``factor_dtype="float32"`` stores a features bank's factors in float32: half the memory and about
     half the time of every product of the low-rank estimators (:mod:`mkclust.lowrank`), their results
     within float32 rounding; a Gram bank is unaffected.
@@ -323,15 +332,17 @@ def build_bank(name: str, X, *, preprocess: str | None = "none", rank: int | Non
     spec = _spec(name)
     check_bank_options(name, options, {"rank": rank, "energy": energy, "landmarks": landmarks,
                                        "landmarks_above": landmarks_above, "landmark_seed": landmark_seed,
-                                       "factor_dtype": factor_dtype})
-    bank = _build(name, spec, X, preprocess, rank, energy, landmarks, landmarks_above, landmark_seed, options)
+                                       "factor_dtype": factor_dtype, "fourier": fourier})
+    bank = _build(name, spec, X, preprocess, rank, energy, landmarks, landmarks_above, landmark_seed, options,
+                  fourier)
     if bank.kind == "features" and factor_dtype == "float32":
         bank.features = [F.astype(np.float32) for F in bank.features]
         bank.meta["factor_dtype"] = "float32"
     return bank
 
 
-def _build(name, spec, X, preprocess, rank, energy, landmarks, landmarks_above, landmark_seed, options) -> KernelBank:
+def _build(name, spec, X, preprocess, rank, energy, landmarks, landmarks_above, landmark_seed, options,
+           fourier=None) -> KernelBank:
     """:func:`build_bank` but the factors' dtype."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
@@ -343,7 +354,7 @@ def _build(name, spec, X, preprocess, rank, energy, landmarks, landmarks_above, 
     X = apply_preprocess(X, prep)
     n = X.shape[0]
     if nystroem_landmarks(n, landmarks, landmarks_above) is not None:
-        return _nystroem_bank(name, X, prep, int(landmarks), int(landmark_seed), rank, energy, options)
+        return _nystroem_bank(name, X, prep, int(landmarks), int(landmark_seed), rank, energy, options, fourier)
     # a per-view bank works per column block; every other bank shares one Gram product
     G, D = (None, None) if spec.per_view else (gram(X), None)
     if G is not None:
@@ -372,74 +383,17 @@ def _call_bank(name, X, G, D, options):
         raise ValueError(f"bad option for kernel bank {name!r}: {exc}") from None
 
 
-#: normalisations a Nystroem features bank can apply (they need only the feature matrix)
-FEATURE_NORMALIZATIONS = ("none", "trace", "center_trace", "unit_diag")
-
-
-def nystroem_features(C: np.ndarray, landmark_rows: np.ndarray) -> np.ndarray:
-    """Nystroem features (Williams and Seeger 2001) from the cross kernel C = K(X, X_L) (n, m), whose
-    rows ``landmark_rows`` hold K_LL: Phi = C U Lambda^(-1/2) with K_LL = U Lambda U', so that
-    Phi Phi' = C K_LL^+ C' and Phi_L Phi_L' = K_LL. Eigenvalues below m eps lambda_max (rounding,
-    and the negative ones of an indefinite kernel) are dropped."""
-    W = C[landmark_rows]
-    lam, U = scipy.linalg.eigh(0.5 * (W + W.T))
-    keep = lam > max(W.shape[0] * np.finfo(float).eps * max(lam[-1], 0.0), 1e-300)
-    if not keep.any():
-        raise ValueError("the landmark kernel has no positive eigenvalue (a zero kernel?)")
-    lam, U = lam[keep][::-1], U[:, keep][:, ::-1]
-    return C @ (U / np.sqrt(lam)[None, :])
-
-
-def _normalize_features(F: np.ndarray, how: str) -> np.ndarray:
-    """The normalisations of :data:`FEATURE_NORMALIZATIONS` applied to the kernel F F' through F."""
-    n = F.shape[0]
-    if how == "none":
-        return F
-    if how == "unit_diag":   # K_ij / sqrt(K_ii K_jj) of the kernel F F': each row of F to unit length
-        norms = np.linalg.norm(F, axis=1, keepdims=True)
-        return F / np.where(norms > 0, norms, 1.0)
-    if how == "trace":
-        t = float(np.vdot(F, F))
-    else:  # center_trace: ||F - mean||_F^2 = tr(H F F' H)
-        t = float(np.vdot(F, F) - n * np.vdot(F.mean(axis=0), F.mean(axis=0)))
-    if not t > 0:
-        raise ValueError(f"cannot apply normalisation {how!r}: the kernel's (centred) trace is not positive")
-    return F * np.sqrt(n / t)
-
-
-def _nystroem_bank(name, X, prep, m, seed, rank, energy, options) -> KernelBank:
-    """:func:`build_bank` for a large n: every kernel of the bank as Nystroem features from m landmarks.
-    The bank's kernels are evaluated on the (n, m) block between all samples and the landmarks; the
-    samples are reordered so that the landmarks come first, which puts the m self pairs on the
-    block's diagonal, where the banks' width statistics (over i != j) expect them."""
+def _nystroem_bank(name, X, prep, m, seed, rank, energy, options, fourier=None) -> KernelBank:
+    """:func:`build_bank` for a large n: every kernel of the bank as Nystroem features from m landmarks
+    (:func:`mkclust._factor_banks.landmark_factors`), its Gaussians as random Fourier features with
+    ``fourier``."""
     if _spec(name).per_view:
         raise ValueError(f"bank {name} has explicit features per view; it needs no landmarks")
-    n = X.shape[0]
-    if not 1 <= m < n:
-        raise ValueError(f"landmarks must lie in [1, n) = [1, {n}), got {m}")
-    L = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
-    order = np.concatenate([L, np.setdiff1d(np.arange(n), L)])
-    Xo = X[order]
-    XL = Xo[:m]
-    G = Xo @ XL.T
-    G = np.asarray(G.todense() if sp.issparse(G) else G, dtype=np.float64)
-    D = sq_dists_from_gram(G, _row_sq_norms(Xo))
-    kernels, names, info = _call_bank(name, Xo, G, D, options)
-    how = info.get("normalize", "none")
-    if how not in FEATURE_NORMALIZATIONS:
-        raise ValueError(f"a Nystroem bank (landmarks=...) supports normalize in {FEATURE_NORMALIZATIONS}, "
-                         f"not {how!r}: the others need kernel entries the landmark block does not hold")
-    inverse = np.argsort(order)
-    feats, infos = [], []
-    for C in kernels:
-        F = _normalize_features(nystroem_features(C, np.arange(m)), how)
-        if rank is not None or energy is not None:
-            V, inf = principal_directions(F, rank, energy)
-            F = F @ V
-        else:
-            inf = {"rank": F.shape[1], "retained_energy": 1.0}
-        feats.append(np.ascontiguousarray(F[inverse]))
-        infos.append(inf)
-    meta = {"bank": name, "preprocess": prep, "n_samples": int(n), **info, "rank": rank, "energy": energy,
+    feats, names, info, infos, L = landmark_factors(name, X, m, seed, rank, energy,
+                                                    lambda Xo, G, D: _call_bank(name, Xo, G, D, options), fourier)
+    meta = {"bank": name, "preprocess": prep, "n_samples": int(X.shape[0]), **info, "rank": rank, "energy": energy,
             "spectrum": infos, "nystroem": {"landmarks": m, "seed": seed, "indices": L.tolist()}}
+    if fourier is not None:
+        meta["fourier"] = {"features": int(fourier),
+                           "kernels": [names[p] for p, sc in enumerate(info.get("gaussian_scales") or []) if sc]}
     return KernelBank("features", names, features=feats, meta=meta)

@@ -3,6 +3,7 @@ F_p F_p', and the estimators that take a low-rank bank fit it as they fit the de
 
 import numpy as np
 import pytest
+import scipy.sparse.linalg
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
@@ -104,6 +105,31 @@ def test_traces_against_the_leading_vectors_from_either_side(banks, side):
     assert np.allclose(np.abs(np.sum(sol.H * V[:, ::-1], axis=0)), 1.0, atol=1e-8)
 
 
+def test_single_precision_lanczos_with_a_double_precision_ritz_step(banks, monkeypatch):
+    """Factors in float32 above DENSE_SIDE: Lanczos on the float32 cross Gram matrix, the Ritz values
+    from one double-precision Rayleigh-Ritz step (lowrank._lanczos_single). Against LAPACK on the
+    double-precision cross Gram matrix: the sum of the leading eigenvalues to 1e-12 (measured 3e-15;
+    Lanczos' single-precision products alone 2e-8, asserted a thousand times further off), the traces
+    to 1e-7, the vectors' subspace to 1e-6; each Ritz value never above its eigenvalue. (The cross
+    Gram matrix is the factors' products in their own precision, so both sides solve the same M.)"""
+    low, _, _ = banks
+    low32 = LowRankBank([F.astype(np.float32) for F in low.factors])
+    monkeypatch.setattr(lowrank, "DENSE_SIDE", 20)    # R = 60: Lanczos, not LAPACK
+    w = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    fast = low32.combine(w).eigen(4)
+    monkeypatch.setattr(lowrank, "DENSE_SIDE", 2000)
+    ref = low32.combine(w).eigen(4)
+    assert fast.value == pytest.approx(ref.value, rel=1e-12)
+    assert np.all(fast.lam <= ref.lam * (1 + 1e-13))
+    assert np.allclose(fast.traces(), ref.traces(), rtol=1e-7)
+    assert np.allclose(np.linalg.svd(fast.H.T @ ref.H, compute_uv=False), 1.0, atol=1e-6)
+    M32, s = low32.cross_gram(np.float32), np.sqrt(np.repeat(w, low32.ranks))
+    op = scipy.sparse.linalg.LinearOperator(M32.shape, dtype=np.float64,
+                                            matvec=lambda v: s * (M32 @ (s * v.ravel()).astype(np.float32)))
+    rough = scipy.sparse.linalg.eigsh(op, k=4, which="LA", v0=s / np.linalg.norm(s), tol=lowrank.SINGLE_TOL)[0]
+    assert abs(rough.sum() - ref.value) > 1e3 * abs(fast.value - ref.value)
+
+
 @pytest.mark.parametrize("make", [lambda: KernelKMeans(3, random_state=1), lambda: MKKM(3, n_init=3, random_state=1),
                                   lambda: SimpleMKKM(3, random_state=1), lambda: MKKMMiR(3, random_state=1),
                                   lambda: SimpleMKKM(3, protocol="authors", random_state=1)])
@@ -170,6 +196,57 @@ def test_kkm_bounds_skip_no_step_of_the_plain_loop(caplog):
     assert sum("re-seeded" in m for m in messages) >= 1
     computed = [int(m.split(", ")[-1].split()[0]) for m in messages if m.endswith("distances computed")]
     assert computed and np.mean(computed) < 0.5 * 700
+
+
+def test_mkkm_bounds_skip_no_step_of_the_plain_loop(caplog):
+    """On factors MKKM's runs continue after their first round with kernel k-means's bounds, loosened
+    by how far the new weights rescale the combined kernel (_kkm_bounds.bounded_mkkm): every run visits
+    the plain loop's partitions (labels, iterations, weights, objective trace to 1e-10) while computing
+    fewer distances than n per iteration (with bounds that ignore the rescaling, 2 of these 6 runs end
+    elsewhere); and from a start whose first assignment empties a cluster
+    (a cluster of one sample of each of four blobs) it takes the plain step's re-seeding as the plain
+    loop does."""
+    from mkclust.algorithms import kmeans, mkkm, rmkkm
+    from mkclust.algorithms._kkm_bounds import bounded_mkkm
+    from sklearn.metrics.pairwise import rbf_kernel
+    X, _ = make_blobs(n_samples=700, centers=4, cluster_std=1.0, random_state=0)
+    noise = np.random.RandomState(0).uniform(size=(700, 2)) * 3   # a second view without clusters
+    K = np.stack([rbf_kernel(X, gamma=0.05), rbf_kernel(X, gamma=0.5), rbf_kernel(noise, gamma=0.5),
+                  rbf_kernel(noise, gamma=5)])   # the weights move to the first view as the runs go on
+    low = LowRankBank.from_dense(K, rank=30)        # R = 120 < n: the bounded route
+    Ks = rmkkm._centred(low)
+    diags = Ks.diagonal()
+    rng = np.random.RandomState(0)
+    starts = [rng.randint(25, size=700) for _ in range(6)]
+    est = MKKM(25, max_iter=300, tol=1e-12)
+    plain = est._exact_lockstep(Ks, diags, starts, bounds=False)
+    with caplog.at_level("DEBUG", logger="mkclust.algorithms.kmeans"):
+        bounded = est._exact_lockstep(Ks, diags, starts)
+    for a, b in zip(plain, bounded):
+        assert np.array_equal(a[0], b[0]) and a[4] == b[4] and len(a[3]) == len(b[3])
+        assert np.allclose(a[3], b[3], rtol=1e-10, atol=0) and np.allclose(a[1], b[1], rtol=1e-10, atol=0)
+    computed = [int(r.getMessage().split(", ")[-1].split()[0]) for r in caplog.records
+                if r.getMessage().endswith("distances computed")]
+    assert len(computed) > 50 and np.mean(computed) < 0.5 * 700
+    X, y = make_blobs(n_samples=700, centers=4, cluster_std=1.0, random_state=1)
+    low = LowRankBank.from_dense(build_bank("gauss_grid", X, preprocess="zscore", widths=[0.5, 1, 2, 4]).K, rank=30)
+    Ks = rmkkm._centred(low)
+    diags = Ks.diagonal()
+    start = y.copy()
+    start[[np.flatnonzero(y == b)[0] for b in range(4)]] = 4
+    est = MKKM(5, max_iter=300, tol=1e-12)
+    ref = est._one(Ks, diags, start, None)
+    dist = rmkkm.kernel_distances(Ks, diags, kmeans.centre_matrix(start, 5, np.ones(700)))
+    w = np.full(4, 0.25)
+    trace = [float(w**2 @ dist[:, np.arange(700), start].sum(axis=1))]
+    caplog.clear()
+    with caplog.at_level("DEBUG", logger="mkclust.algorithms.kmeans"):
+        got = bounded_mkkm(low, start, 5, w, trace, 0, 300, 1e-12,
+                           lambda lab: rmkkm.kernel_distances(Ks, diags, kmeans.centre_matrix(lab, 5, np.ones(700))),
+                           kmeans._reseed_empty, mkkm._inverse_weights)
+    assert any("re-seeded" in r.getMessage() for r in caplog.records)
+    assert np.array_equal(ref[0], got[0]) and ref[4] == got[4]
+    assert np.allclose(ref[3], got[3], rtol=1e-10, atol=0) and np.allclose(ref[1], got[1], rtol=1e-10, atol=0)
 
 
 @pytest.mark.parametrize("cls", [SpectralClustering, NormalizedCut])

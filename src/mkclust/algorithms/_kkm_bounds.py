@@ -1,6 +1,7 @@
 """Lloyd's iterations of kernel k-means on a low-rank kernel K = sum_p w_p F_p F_p', skipping the
 samples whose nearest centre provably stays the same (the bounds of Elkan 2003, "Using the triangle
-inequality to accelerate k-means").
+inequality to accelerate k-means"); and MKKM's (:func:`bounded_mkkm`), whose weights change between
+iterations, which rescales the combined kernel's distances by a bounded factor.
 
 On factors the kernel has explicit features g_i = [sqrt(w_1) F_1[i], ...] (R = sum r_p of them), so
 each cluster's mean is an explicit vector: its weighted sum of the rows (kept per kernel as
@@ -22,7 +23,9 @@ cluster is handled by the plain step itself (``distances`` and ``reseed``, the d
 re-seeding), after which the bounds restart from exact distances. With float64 factors the
 decisions equal the plain loop's (tests/library/test_lowrank.py); with float32 factors both loops
 round the products in float32, so a sample whose two nearest centres are closer than that rounding
-may go either way in either loop.
+may go either way in either loop. The distances here are measured from the factors' mean rows
+(:class:`_Centres`), which keeps that rounding relative to the distances, not to the kernel's
+diagonal: the difference between an MKKM run that meets its tolerance and one that does not.
 
 Written here because no library runs it on factors: scikit-learn's ``KMeans(algorithm="elkan")``
 needs the n x R features as one matrix (a copy of the factors) and re-sums every row into the
@@ -43,35 +46,82 @@ log = logging.getLogger("mkclust.algorithms.kmeans")
 FULL_SHARE = 0.3
 
 
-class _Centres:
-    """The cluster means of a partition on the factors: per kernel the weighted sums S_p (r_p, c),
-    the clusters' weights W (c,), the means C_p = S_p / W and their squared norms in the combined
-    kernel, cn_j = sum_p w_p ||C_p[:, j]||^2."""
+#: rows a block when the factors are read in float64 (the sums and the centred norms)
+BLOCK = 8192
 
-    def __init__(self, parts, labels, c, sw):
-        self.parts, self.c = parts, c
+
+def _factor_stats(F):
+    """The factors' mean row m (float64) and every row's squared distance to it, ||f_i - m||^2, in
+    float64, a block of rows at a time (no float64 copy of F)."""
+    m = F.mean(axis=0, dtype=np.float64)
+    sq = np.empty(F.shape[0])
+    for i in range(0, F.shape[0], BLOCK):
+        G = F[i:i + BLOCK].astype(np.float64) - m
+        sq[i:i + BLOCK] = np.einsum("ij,ij->i", G, G)
+    return m, sq
+
+
+class _Centres:
+    """The cluster means of a partition on the factors: per kernel the weighted sums S_p (r_p, c) in
+    float64, the clusters' weights W (c,), the means less the factors' mean row m_p,
+    C_p = S_p / W - m_p, their squared norms per kernel ``norms`` (m, c) and in the combined kernel,
+    cn_j = sum_p w_p ||C_p[:, j]||^2.
+
+    Everything is measured from m_p: a distance is ||g_i||^2 - 2 g_i'C_j + ||C_j||^2 with
+    g_i = f_i - m_p, so the float32 product f_i'C_j carries an error of about 1e-7 ||f_i|| ||C_j||, not
+    1e-7 ||f_i||^2. For a nearly constant kernel (a wide Gaussian: all f_i near m_p, the distances
+    ~1e-4 of the diagonal) the uncentred form k_ii - 2 f_i'mu_j + ||mu_j||^2 loses all but one or two
+    digits in float32: on MNIST's 20,000 digits MKKM's objective, non-increasing in exact arithmetic,
+    rose and fell by 3e-3 of itself from one iteration to the next and never met its tolerance."""
+
+    def __init__(self, parts, labels, c, sw, stats):
+        self.parts, self.c, self.stats = parts, c, stats     # stats: _factor_stats of each part
+        self.v = np.array([wp for wp, _ in parts], dtype=np.float64)
         Z = np.zeros((labels.size, c))
         Z[np.arange(labels.size), labels] = sw
-        self.S = [np.asarray(F.T @ Z.astype(F.dtype), dtype=np.float64) for _, F in parts]
+        self.S = []
+        for _, F in parts:
+            S = np.zeros((F.shape[1], c))
+            for i in range(0, F.shape[0], BLOCK):
+                S += F[i:i + BLOCK].astype(np.float64).T @ Z[i:i + BLOCK]
+            self.S.append(S)
         self.W = np.bincount(labels, weights=sw, minlength=c).astype(np.float64)
         self._means()
 
     def _means(self):
-        self.C = [S / self.W[None, :] for S in self.S]
-        self.cn = sum(wp * np.einsum("rc,rc->c", C, C) for (wp, _), C in zip(self.parts, self.C))
+        self.C = [S / self.W[None, :] - m[:, None] for S, (m, _) in zip(self.S, self.stats)]
+        self.norms = np.array([np.einsum("rc,rc->c", C, C) for C in self.C])
+        self.mC = np.array([m @ C for C, (m, _) in zip(self.C, self.stats)])
+        self.cn = self.v @ self.norms
+
+    def reweight(self, v):
+        """The combined kernel's weights become ``v`` (the means stay; their combined norms follow)."""
+        self.v = np.asarray(v, dtype=np.float64)
+        self.parts = [(float(vp), F) for vp, (_, F) in zip(self.v, self.parts)]
+        self.cn = self.v @ self.norms
+
+    def centred_diagonal(self) -> np.ndarray:
+        """sum_p w_p ||f_pi - m_p||^2 (n,): the combined kernel's diagonal as these distances use it."""
+        return self.v @ np.array([sq for _, sq in self.stats])
 
     def move(self, rows, old, new, sw):
-        """Samples ``rows`` leave clusters ``old`` for ``new``; returns each centre's shift delta (c,)."""
+        """Samples ``rows`` leave clusters ``old`` for ``new``; returns each centre's shift delta (c,)
+        in the combined kernel, and keeps it per kernel (squared) in ``shifts`` (m, c)."""
         D = np.zeros((rows.size, self.c))
         D[np.arange(rows.size), old] -= sw
         D[np.arange(rows.size), new] += sw
         for S, (_, F) in zip(self.S, self.parts):
-            S += np.asarray(F[rows].T @ D.astype(F.dtype), dtype=np.float64)
+            S += F[rows].astype(np.float64).T @ D
         self.W += D.sum(axis=0)
         before = self.C
         self._means()
-        shift = sum(wp * np.sum((C - B) ** 2, axis=0) for (wp, _), C, B in zip(self.parts, self.C, before))
-        return np.sqrt(shift)
+        self.shifts = np.array([np.sum((C - B) ** 2, axis=0) for C, B in zip(self.C, before)])
+        return np.sqrt(self.v @ self.shifts)
+
+    def distortions(self) -> np.ndarray:
+        """Per kernel the within-cluster sum of squared distances, sum_i s_i ||f_i - mu_a(i)||^2 =
+        sum_i s_i ||g_i||^2 - sum_j W_j ||C_j||^2 (unit sample weights)."""
+        return np.array([sq.sum() for _, sq in self.stats]) - self.norms @ self.W
 
     def half_gaps(self) -> np.ndarray:
         """(c, c): half the distance between every two centres (inf on the diagonal)."""
@@ -80,14 +130,15 @@ class _Centres:
         np.fill_diagonal(d2, np.inf)
         return 0.5 * np.sqrt(d2)
 
-    def distances(self, rows, diag) -> np.ndarray:
-        """Squared distances (len(rows), c) of samples ``rows`` (None: all) to every centre, as the plain
-        loop computes them: diag - 2 K A + the means' norms, the products in the factors' dtype."""
+    def distances(self, rows, dg) -> np.ndarray:
+        """Squared distances (len(rows), c) of samples ``rows`` (None: all) to every centre,
+        ||g_i||^2 - 2 g_i'C_j + ||C_j||^2 (``dg``: :meth:`centred_diagonal`), the products f_i'C_j in the
+        factors' dtype."""
         P = 0.0
-        for (wp, F), C in zip(self.parts, self.C):
+        for (wp, F), C, mC in zip(self.parts, self.C, self.mC):
             Fr = F if rows is None else F[rows]
-            P = P + wp * np.asarray(Fr @ C.astype(F.dtype), dtype=np.float64)
-        d = (diag if rows is None else diag[rows])[:, None] - 2.0 * P + self.cn[None, :]
+            P = P + wp * (np.asarray(Fr @ C.astype(F.dtype), dtype=np.float64) - mC[None, :])
+        d = (dg if rows is None else dg[rows])[:, None] - 2.0 * P + self.cn[None, :]
         return np.maximum(d, 0.0)
 
 
@@ -97,18 +148,29 @@ def _bounds(d: np.ndarray, labels: np.ndarray):
     return L[np.arange(labels.size), labels], L
 
 
-def bounded_lloyd(K, labels, dist, n_clusters: int, max_iter: int, diag, sw, distances, reseed):
+def factor_parts(K):
+    """The (weight, factor) pairs of the combined low-rank kernel ``K`` with a non-zero weight, and
+    their :func:`_factor_stats` (one pass over the factors, shared by every restart)."""
+    parts = [(float(wp), F) for wp, F in zip(K.weights, K.factors) if wp != 0]
+    return parts, [_factor_stats(F) for _, F in parts]
+
+
+def bounded_lloyd(K, labels, dist, n_clusters: int, max_iter: int, sw, distances, reseed, parts=None):
     """One restart of :func:`~mkclust.algorithms.kmeans.kernel_kmeans_lockstep`'s loop on the factors of
     the combined low-rank kernel ``K`` (a :class:`~mkclust.lowrank.LowRankBank` with weights), from
-    the partition ``labels`` (no cluster empty) and its exact squared distances ``dist`` (n, c).
+    the partition ``labels`` (no cluster empty) and its exact squared distances ``dist`` (n, c), the
+    plain loop's (its objective is the trace's first entry; the bounds start from the distances
+    measured from the factors' mean rows, :class:`_Centres`).
     ``distances(labels)`` and ``reseed(labels, dist, c)`` are the plain loop's exact step and
-    re-seeding, used where an assignment empties a cluster. Returns (labels, objective, trace, n_iter)."""
-    parts = [(float(wp), F) for wp, F in zip(K.weights, K.factors) if wp != 0]
+    re-seeding, used where an assignment empties a cluster; ``parts``: :func:`factor_parts` of ``K``.
+    Returns (labels, objective, trace, n_iter)."""
+    parts, stats = factor_parts(K) if parts is None else parts
     n, c = labels.size, n_clusters
     idx = np.arange(n)
     labels = np.asarray(labels, dtype=np.int64).copy()
-    cen = _Centres(parts, labels, c, sw)
-    u, l = _bounds(dist, labels)
+    cen = _Centres(parts, labels, c, sw, stats)
+    diag = cen.centred_diagonal()
+    u, l = _bounds(cen.distances(None, diag), labels)
     base = float(sw @ diag)
     trace = [float(sw @ dist[idx, labels])]
     n_iter = 0
@@ -132,8 +194,8 @@ def bounded_lloyd(K, labels, dist, n_clusters: int, max_iter: int, diag, sw, dis
             d = distances(labels)
             labels = reseed(np.argmin(d, axis=1), d, c)
             d = distances(labels)
-            cen = _Centres(parts, labels, c, sw)
-            u, l = _bounds(d, labels)
+            cen = _Centres(parts, labels, c, sw, stats)
+            u, l = _bounds(cen.distances(None, diag), labels)
             trace.append(float(sw @ d[idx, labels]))
             log.debug("kernel k-means iteration %d: objective %.10g (a cluster emptied: re-seeded)", it, trace[-1])
             continue
@@ -145,3 +207,72 @@ def bounded_lloyd(K, labels, dist, n_clusters: int, max_iter: int, diag, sw, dis
         log.debug("kernel k-means iteration %d: objective %.10g, %d labels changed, %d distances computed",
                   it, trace[-1], moved.size, need.size)
     return labels, trace[-1], trace, n_iter
+
+
+def bounded_mkkm(low, labels, n_clusters: int, w, trace, n_iter, max_iter: int, tol: float, distances, reseed,
+                 weights_of, stats=None):
+    """MKKM's exact loop (:meth:`mkclust.algorithms.mkkm.MKKM._one`) continued on the factors of the
+    bank ``low`` with :func:`bounded_lloyd`'s bounds, from the partition ``labels`` (no cluster empty),
+    the weights ``w`` it was assigned with and the objective ``trace`` after ``n_iter`` iterations.
+    The assignment is kernel k-means's on the kernel sum_p w_p^2 K_p; the weights then change to
+    ``weights_of(D)`` (D_p the within-cluster distortion in kernel p, from the sums), which rescales
+    every distance in the combined kernel by at most sqrt(max_p w'_p^2 / w_p^2) and at least
+    sqrt(min_p ...): the bounds take those factors, then the centres' shifts measured with the new
+    weights. Where the assignment empties a cluster the plain step is taken (``distances(labels)``
+    (m, n, c) and ``reseed``) and the bounds restart. Stops as the plain loop does: the objective
+    sum_p w_p^2 D_p changed by less than ``tol`` (an unchanged partition repeats its objective).
+    ``stats``: :func:`_factor_stats` of each factor (computed when not given). Returns (labels, w,
+    objective, trace, n_iter)."""
+    factors = low.factors
+    n, c = labels.size, n_clusters
+    stats = [_factor_stats(F) for F in factors] if stats is None else stats
+    idx, sw = np.arange(n), np.ones(n)
+
+    def restart(labels, w):
+        cen = _Centres([(float(wp) ** 2, F) for wp, F in zip(w, factors)], labels, c, sw, stats)
+        diag = cen.centred_diagonal()
+        return (cen, diag) + _bounds(cen.distances(None, diag), labels)
+
+    labels = np.asarray(labels, dtype=np.int64).copy()
+    cen, diag, u, l = restart(labels, w)
+    for it in range(n_iter + 1, max_iter + 1):
+        unsure = (u[:, None] > l) & (u[:, None] > cen.half_gaps()[labels])   # inf for j = a(i)
+        need = np.flatnonzero(unsure.any(axis=1))
+        new = labels.copy()
+        if need.size:
+            d = cen.distances(None, diag)[need] if need.size > FULL_SHARE * n else cen.distances(need, diag)
+            new[need] = np.argmin(d, axis=1)
+            u[need], l[need] = _bounds(d, new[need])
+        moved = need[new[need] != labels[need]]
+        n_iter = it
+        if moved.size == 0:        # the plain step's partition, distances, weights and objective again
+            trace.append(trace[-1])
+            break
+        if np.bincount(new, minlength=c).min() == 0:   # the plain step, exactly, then fresh bounds
+            d = distances(labels)
+            comb = np.tensordot(cen.v, d, axes=1)
+            labels = reseed(np.argmin(comb, axis=1), comb, c)
+            d = distances(labels)
+            D = d[:, idx, labels].sum(axis=1)
+            w = weights_of(D)
+            cen, diag, u, l = restart(labels, w)
+            del d, comb
+            log.debug("MKKM iteration %d: a cluster emptied: re-seeded", it)
+        else:
+            cen.move(moved, labels[moved], new[moved], sw[moved])
+            labels = new
+            D = cen.distortions()
+            w = weights_of(D)
+            v = np.asarray(w, dtype=np.float64) ** 2
+            ratio = v / cen.v
+            shift = np.sqrt(v @ cen.shifts)
+            u = u * np.sqrt(ratio.max()) + shift[labels]
+            l = l * np.sqrt(ratio.min()) - shift[None, :]
+            cen.reweight(v)
+            diag = cen.centred_diagonal()
+        trace.append(float(cen.v @ D))
+        log.debug("MKKM iteration %d: objective %.12g, %d labels changed, %d distances computed",
+                  it, trace[-1], moved.size, need.size)
+        if abs(trace[-2] - trace[-1]) < tol:
+            break
+    return labels, w, trace[-1], trace, n_iter

@@ -142,12 +142,15 @@ class MKKM(BaseClusterer):
                 break
         return labels, w, trace[-1], trace, n_iter
 
-    def _exact_lockstep(self, K, diags, starts):
+    def _exact_lockstep(self, K, diags, starts, bounds=True):
         """:meth:`_one` (``steps="exact"``) from every partition of ``starts``, all advancing together: each
         round one product of the bank with the centre matrices of the runs still moving, side by side
         (on factors a product reads all n x R of them whatever its width: at n = 20,000, 12 kernels of
         ~840 columns in float32, one thread, 100 columns cost 1.25 CPU s, ten products of 10 columns 3.9 s).
-        Each run takes the steps it takes alone; the wider product may round its last digits differently."""
+        Each run takes the steps it takes alone; the wider product may round its last digits differently.
+        With ``bounds`` (where the factors are fewer than the samples) each run continues after the
+        first round alone, skipping the samples whose cluster provably stays
+        (:func:`mkclust.algorithms._kkm_bounds.bounded_mkkm`: the same steps)."""
         m, n, _ = K.shape
         c, idx, ones = self.n_clusters, np.arange(n), np.ones(n)
 
@@ -170,8 +173,19 @@ class MKKM(BaseClusterer):
         traces = [[float((wr**2) @ D)] for wr, D in zip(w, Dp)]
         n_iter = [0] * len(labels)
         active = list(range(len(labels)))
+        bounded = bounds and not K.low._small()
         for it in range(1, int(self.max_iter) + 1):
             if not active:
+                break
+            if bounded and it == 2:
+                from mkclust.algorithms._kkm_bounds import _factor_stats, bounded_mkkm
+                stats = [_factor_stats(F) for F in K.low.factors]
+                dist = None
+                for r in active:
+                    run = bounded_mkkm(K.low, labels[r], c, w[r], traces[r], n_iter[r], int(self.max_iter),
+                                       float(self.tol), lambda lab: distances([lab])[0], _reseed_empty,
+                                       _inverse_weights, stats)
+                    labels[r], w[r], _, traces[r], n_iter[r] = run
                 break
             for r in active:
                 comb = np.tensordot(w[r] ** 2, dist[r], axes=1)

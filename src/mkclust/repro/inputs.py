@@ -14,7 +14,7 @@ from mkclust.kernels import BANKS, KernelBank, apply_preprocess, build_bank
 from mkclust.repro.pseudo import check_kernel_choice
 
 #: bank-spec keys that are arguments of :func:`mkclust.kernels.build_bank`, not options of the bank
-BUILD_KEYS = ("rank", "energy", "landmarks", "landmarks_above", "landmark_seed", "factor_dtype")
+BUILD_KEYS = ("rank", "energy", "landmarks", "landmarks_above", "landmark_seed", "factor_dtype", "fourier")
 
 
 def bank_options(spec: dict) -> dict:

@@ -70,9 +70,13 @@ class PlanInputs:
         return spec if dataset is None else bank_spec_for(spec, dataset)
 
     def bank_landmarks(self, bank: str) -> tuple[int | None, int]:
-        """A bank's (``landmarks``, ``landmarks_above``): Nystroem features where n exceeds both."""
+        """A bank's (``landmarks``, ``landmarks_above``): Nystroem features where n exceeds both; with
+        ``fourier`` features for its Gaussians, the larger of the two counts is priced as its columns."""
         spec = self.banks[bank]
-        return spec.get("landmarks"), spec.get("landmarks_above") or 0
+        marks = spec.get("landmarks")
+        if marks is not None and spec.get("fourier"):
+            marks = max(int(marks), int(spec["fourier"]))
+        return marks, spec.get("landmarks_above") or 0
 
     def bank_decomposes(self, bank: str) -> bool:
         """Whether building the bank eigendecomposes each kernel (a ``rank`` or ``energy`` truncation)."""

@@ -138,8 +138,8 @@ def check_memory(p: Plan, limit_mb: float | None = None, skip=frozenset()) -> tu
         return None
     mb, job, holds, bank = max(jobs, key=lambda j: j[0])
     if limit and mb > limit:
-        way = (f"build bank {bank} from landmarks (kernel_banks: {{{bank}: {{landmarks: 1000}}}}), which KKM, MKKM, "
-               "SimpleMKKM, MKKM-MiR and LF-MVC take without an n x n matrix; " if bank else "")
+        way = (f"build bank {bank} from landmarks (kernel_banks: {{{bank}: {{landmarks: 1000}}}}), which KKM, SC, NC, "
+               "RKKM, MKKM, RMKKM, SimpleMKKM, MKKM-MiR and LF-MVC take without an n x n matrix; " if bank else "")
         raise ConfigError(f"memory: the {job} job needs about {mb / 1024:.1f} GiB ({holds}), above "
                           f"{'memory_limit_mb' if limit_mb else 'this machine'}'s {limit / 1024:.1f} GiB: {way}"
                           "or a smaller data set, or memory_limit_mb for a machine that has more")
