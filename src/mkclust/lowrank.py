@@ -49,11 +49,11 @@ class LowRankBank:
     ``build_bank(..., landmarks=...)``) with :meth:`from_kernel_bank`, or from dense kernels with
     :meth:`from_dense` (tests, and ranks chosen by eigenvalue)."""
 
-    def __init__(self, factors, weights=None, names=None, _cache: dict | None = None):
+    def __init__(self, factors, weights=None, names=None, _cache: dict | None = None, _checked: bool = False):
         factors = list(factors)
         if not factors:
             raise ValueError("a low-rank bank needs at least one factor matrix")
-        for p, F in enumerate(factors):
+        for p, F in enumerate([] if _checked else factors):   # a view's factors were checked (n R reads)
             if not isinstance(F, np.ndarray) or F.ndim != 2 or F.dtype not in (np.float64, np.float32):
                 raise ValueError(f"factor {p}: expected a 2-D float64 or float32 array (n, r), got "
                                  f"{type(F).__name__} {getattr(F, 'shape', '')} {getattr(F, 'dtype', '')}")
@@ -115,7 +115,7 @@ class LowRankBank:
         return int(sum(F.nbytes for F in self.factors))
 
     def _view(self, factors, weights=None, same=False) -> "LowRankBank":
-        return LowRankBank(factors, weights, self.names, self._cache if same else None)
+        return LowRankBank(factors, weights, self.names, self._cache if same else None, _checked=same)
 
     def combine(self, weights) -> "LowRankBank":
         """The one kernel sum_p weights_p K_p (a view sharing the factors and their cross Gram matrix)."""

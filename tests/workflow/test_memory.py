@@ -73,6 +73,17 @@ def test_dense_only_methods_are_na_on_a_landmark_bank_and_the_low_rank_ones_fit(
     recs = run_group([Run("e", "MKKM", "mkkm", "ringnorm", "g", json.dumps({"n_init": 2}), s) for s in (0, 1)],
                      tmp_path / "d.npz", tmp_path / "b.npz")
     assert all(r["status"] == "ok" for r in recs) and min(r["metrics"]["acc"] for r in recs) > 0.6
+    # a method that takes factors but not with these parameters (clipping a low-rank affinity): N/A, not a crash
+    nc = run_group([Run("e", "NC", "nc", "ringnorm", "g", json.dumps({"kernel": "ew", "negative": "clip"}), 0)],
+                   tmp_path / "d.npz", tmp_path / "b.npz")[0]
+    assert nc["status"] == "not_finished"
+    assert re.match(r"NormalizedCut needs the n x n affinity with negative='clip', laplacian='normalized' \(clipping "
+                    r"is entrywise.*\); the bank is built from 100 landmarks", nc["reason"])
+    sc = run_group([Run("e", "SC", "sc", "ringnorm", "g", json.dumps({"kernel": "ew"}), 0)],
+                   tmp_path / "d.npz", tmp_path / "b.npz")[0]
+    assert sc["status"] == "ok"
+    runs = [Run("e", "RMKKM", "rmkkm", "big", "g", json.dumps({"search": "authors"}), 0)]
+    assert RES.group_seconds(runs, 30000, typical=True, input_rank=1000, input_kernels=12) == 0.0
 
 
 PEAK = textwrap.dedent("""

@@ -200,6 +200,12 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
         self.n_features_in_ = int(n)
         return K
 
+    @classmethod
+    def low_rank_refusal(cls, params: dict) -> str | None:
+        """Why a fit with ``params`` does not run on a low-rank bank (a phrase: "needs ..."), None where
+        it does: the class's ``takes_low_rank``, and the parameters an estimator refuses there."""
+        return None if cls.takes_low_rank else "needs the n x n kernels"
+
     def _check_n_clusters(self, n: int):
         """n_clusters against n samples (2 for two-class methods is :meth:`_check_params`'s, which runs first)."""
         check_n_clusters(self.n_clusters, n)

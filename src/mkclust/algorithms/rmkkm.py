@@ -302,6 +302,12 @@ class RMKKM(_RobustBase):
     input_kind = "kernels"
     SEARCHES = ("algorithm1", "authors")
 
+    @classmethod
+    def low_rank_refusal(cls, params: dict) -> str | None:
+        if params.get("search", default_params(cls).get("search")) == "authors":
+            return "needs the n x n kernels with search='authors' (the combined kernel every outer iteration)"
+        return None
+
     def __init__(self, n_clusters=8, gamma=0.3, search="algorithm1", n_init=1, max_iter=100, tol=1e-6,
                  inner_n_init=10, inner_max_iter=30, random_state=None):
         self.n_clusters = n_clusters

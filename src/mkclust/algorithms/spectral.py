@@ -58,8 +58,8 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import (
-    BaseClusterer, check_affinity, COMMON_CONSTRAINTS, Cost, leading_eigenvectors, NONNEG, POSITIVE_INT,
-    StrOptions,
+    BaseClusterer, check_affinity, COMMON_CONSTRAINTS, Cost, default_params, leading_eigenvectors, NONNEG,
+    POSITIVE_INT, StrOptions,
 )
 from mkclust.algorithms._matlab import replay
 from mkclust.algorithms.kmeans import KernelKMeans, cluster_distances, sample_centres
@@ -196,6 +196,16 @@ class _SpectralBase(BaseClusterer):
         self.n_init = n_init
         self.negative = negative
         self.random_state = random_state
+
+    @classmethod
+    def low_rank_refusal(cls, params: dict) -> str | None:
+        defaults = default_params(cls)
+        negative, laplacian = (params.get(k, defaults.get(k, v)) for k, v in
+                               (("negative", "error"), ("laplacian", "normalized")))
+        if negative != "error" or laplacian != "normalized":
+            return (f"needs the n x n affinity with negative={negative!r}, laplacian={laplacian!r} (clipping is "
+                    "entrywise, the unnormalised Laplacian's bound reads every entry)")
+        return None
 
     def _rows(self, U, dinv):
         raise NotImplementedError

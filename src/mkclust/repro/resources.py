@@ -206,7 +206,7 @@ def group_mem_mb(runs, n: int, d: int, bank: float, low_rank: tuple[int, int] | 
         return BASE_MB + _mb(2.6 * bank + 2 * n * d)
     if low_rank is not None and low_rank[1] < n and cls.input_kind in ("kernel", "kernels"):
         m, r = low_rank
-        if cls.takes_low_rank:   # measured: tests/workflow/test_memory.py
+        if all(cls.low_rank_refusal(p) is None for p in params):   # measured: tests/workflow/test_memory.py
             copies = cls.low_rank_copies + 2 * any(p.get("protocol") == "authors" for p in params)
             cross = min((m * r) ** 2, m * n * n) if cls.low_rank_cross else 0
             return BASE_MB + _mb((1 + copies) * bank + 2 * n * d + cross + cls.low_rank_vectors * m * n)
@@ -266,7 +266,7 @@ def group_seconds(runs, n: int, typical: bool = False, n_classes: int | None = N
     185 CPU s measured, 216 modelled), and one that needs the n x n kernels is not run (N/A, 0 s)."""
     cls = _cls(runs[0].estimator)
     if input_rank is not None and input_rank < n and cls.input_kind in ("kernel", "kernels"):
-        if not cls.takes_low_rank:
+        if any(cls.low_rank_refusal(r.params) is not None for r in runs):
             return 0.0
         R = input_rank * (input_kernels or 1)
         ratio = (min(n, R) / n) ** (cls.cost.exponent - 1)

@@ -97,7 +97,7 @@ def run_group(runs: list[Run], dataset_path, bank_path=None, checkpoint=None) ->
     # ODMC (batch_alone_first) fits the first alone, so that its seconds per iteration are those of one fit
     cls = ALGORITHMS[runs[0].estimator]
     declined = cls.two_class_only and any(int(params["n_clusters"]) != 2 for params, _ in split)
-    dense_only = _dense_only(cls, bank, ds.n)
+    dense_only = _dense_only(cls, bank, ds.n, runs[0].params)
     declined = declined or dense_only is not None
     if not declined:
         t0 = time.process_time()
@@ -210,15 +210,19 @@ def _subset_fit(est, data, n: int, size: int, seed: int) -> tuple[np.ndarray, np
     return np.asarray(est.predict(data[:, :, S])), S
 
 
-def _dense_only(cls, bank: KernelBank | None, n: int) -> str | None:
-    """Why a method that needs the n x n kernels is not run on a bank built from landmarks (its Gram
-    matrices would be formed from the factors: the memory the landmarks were chosen to avoid); None
-    where it runs."""
-    if (bank is None or bank.kind != "features" or "nystroem" not in bank.meta or cls.takes_low_rank
-            or cls.input_kind not in ("kernel", "kernels")):
+def _dense_only(cls, bank: KernelBank | None, n: int, params: dict) -> str | None:
+    """Why a method that needs the n x n kernels (with these ``params``:
+    :meth:`~mkclust.algorithms.base.BaseClusterer.low_rank_refusal`) is not run on a bank built from
+    landmarks (its Gram matrices would be formed from the factors: the memory the landmarks were chosen
+    to avoid); None where it runs."""
+    if bank is None or bank.kind != "features" or "nystroem" not in bank.meta or cls.input_kind not in ("kernel",
+                                                                                                     "kernels"):
+        return None
+    why = cls.low_rank_refusal(params)
+    if why is None:
         return None
     gib = bank.n_kernels * n * n * 8 / 2**30
-    return (f"{cls.__name__} needs the n x n kernels ({gib:.1f} GiB at n = {n}); the bank is built from "
+    return (f"{cls.__name__} {why} ({gib:.1f} GiB at n = {n}); the bank is built from "
             f"{bank.meta['nystroem']['landmarks']} landmarks, which only the low-rank methods take")
 
 
