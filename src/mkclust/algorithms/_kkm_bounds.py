@@ -46,8 +46,10 @@ log = logging.getLogger("mkclust.algorithms.kmeans")
 FULL_SHARE = 0.3
 
 
-#: rows a block when the factors are read in float64 (the sums and the centred norms)
-BLOCK = 8192
+#: rows a block when the factors are read in float64 (the sums and the centred norms): a float64
+#: block of 2,048 x 1,000 is 16 MB (the memory model, tests/workflow/test_memory.py, has no room for a
+#: float64 copy of a factor)
+BLOCK = 2048
 
 
 def _factor_stats(F):
@@ -56,7 +58,7 @@ def _factor_stats(F):
     m = F.mean(axis=0, dtype=np.float64)
     sq = np.empty(F.shape[0])
     for i in range(0, F.shape[0], BLOCK):
-        G = F[i:i + BLOCK].astype(np.float64) - m
+        G = np.asarray(F[i:i + BLOCK], dtype=np.float64) - m
         sq[i:i + BLOCK] = np.einsum("ij,ij->i", G, G)
     return m, sq
 
@@ -83,7 +85,7 @@ class _Centres:
         for _, F in parts:
             S = np.zeros((F.shape[1], c))
             for i in range(0, F.shape[0], BLOCK):
-                S += F[i:i + BLOCK].astype(np.float64).T @ Z[i:i + BLOCK]
+                S += np.asarray(F[i:i + BLOCK], dtype=np.float64).T @ Z[i:i + BLOCK]
             self.S.append(S)
         self.W = np.bincount(labels, weights=sw, minlength=c).astype(np.float64)
         self._means()
@@ -111,7 +113,7 @@ class _Centres:
         D[np.arange(rows.size), old] -= sw
         D[np.arange(rows.size), new] += sw
         for S, (_, F) in zip(self.S, self.parts):
-            S += F[rows].astype(np.float64).T @ D
+            S += np.asarray(F[rows], dtype=np.float64).T @ D
         self.W += D.sum(axis=0)
         before = self.C
         self._means()
