@@ -52,14 +52,20 @@ FULL_SHARE = 0.3
 BLOCK = 2048
 
 
+def _blocks(F):
+    """(start, rows) of F in float64, :data:`BLOCK` rows at a time (no float64 copy of F)."""
+    for i in range(0, F.shape[0], BLOCK):
+        yield i, np.asarray(F[i:i + BLOCK], dtype=np.float64)
+
+
 def _factor_stats(F):
     """The factors' mean row m (float64) and every row's squared distance to it, ||f_i - m||^2, in
-    float64, a block of rows at a time (no float64 copy of F)."""
+    float64."""
     m = F.mean(axis=0, dtype=np.float64)
     sq = np.empty(F.shape[0])
-    for i in range(0, F.shape[0], BLOCK):
-        G = np.asarray(F[i:i + BLOCK], dtype=np.float64) - m
-        sq[i:i + BLOCK] = np.einsum("ij,ij->i", G, G)
+    for i, B in _blocks(F):
+        G = B - m
+        sq[i:i + len(G)] = np.einsum("ij,ij->i", G, G)
     return m, sq
 
 
@@ -77,34 +83,36 @@ class _Centres:
     rose and fell by 3e-3 of itself from one iteration to the next and never met its tolerance."""
 
     def __init__(self, parts, labels, c, sw, stats):
-        self.parts, self.c, self.stats = parts, c, stats     # stats: _factor_stats of each part
-        self.v = np.array([wp for wp, _ in parts], dtype=np.float64)
+        self.c = c
+        self.v = np.array([wp for wp, _ in parts], dtype=np.float64)   # the weights, set by reweight
+        self.factors = [F for _, F in parts]
+        self.means = [m for m, _ in stats]                 # stats: _factor_stats of each part
+        self.sq = np.array([sq for _, sq in stats])        # (m, n): ||f_pi - m_p||^2
         Z = np.zeros((labels.size, c))
         Z[np.arange(labels.size), labels] = sw
         self.S = []
-        for _, F in parts:
+        for F in self.factors:
             S = np.zeros((F.shape[1], c))
-            for i in range(0, F.shape[0], BLOCK):
-                S += np.asarray(F[i:i + BLOCK], dtype=np.float64).T @ Z[i:i + BLOCK]
+            for i, B in _blocks(F):
+                S += B.T @ Z[i:i + len(B)]
             self.S.append(S)
         self.W = np.bincount(labels, weights=sw, minlength=c).astype(np.float64)
         self._means()
 
     def _means(self):
-        self.C = [S / self.W[None, :] - m[:, None] for S, (m, _) in zip(self.S, self.stats)]
+        self.C = [S / self.W[None, :] - m[:, None] for S, m in zip(self.S, self.means)]
         self.norms = np.array([np.einsum("rc,rc->c", C, C) for C in self.C])
-        self.mC = np.array([m @ C for C, (m, _) in zip(self.C, self.stats)])
+        self.mC = np.array([m @ C for C, m in zip(self.C, self.means)])
         self.cn = self.v @ self.norms
 
     def reweight(self, v):
         """The combined kernel's weights become ``v`` (the means stay; their combined norms follow)."""
         self.v = np.asarray(v, dtype=np.float64)
-        self.parts = [(float(vp), F) for vp, (_, F) in zip(self.v, self.parts)]
         self.cn = self.v @ self.norms
 
     def centred_diagonal(self) -> np.ndarray:
         """sum_p w_p ||f_pi - m_p||^2 (n,): the combined kernel's diagonal as these distances use it."""
-        return self.v @ np.array([sq for _, sq in self.stats])
+        return self.v @ self.sq
 
     def move(self, rows, old, new, sw):
         """Samples ``rows`` leave clusters ``old`` for ``new``; returns each centre's shift delta (c,)
@@ -112,7 +120,7 @@ class _Centres:
         D = np.zeros((rows.size, self.c))
         D[np.arange(rows.size), old] -= sw
         D[np.arange(rows.size), new] += sw
-        for S, (_, F) in zip(self.S, self.parts):
+        for S, F in zip(self.S, self.factors):
             S += np.asarray(F[rows], dtype=np.float64).T @ D
         self.W += D.sum(axis=0)
         before = self.C
@@ -123,11 +131,11 @@ class _Centres:
     def distortions(self) -> np.ndarray:
         """Per kernel the within-cluster sum of squared distances, sum_i s_i ||f_i - mu_a(i)||^2 =
         sum_i s_i ||g_i||^2 - sum_j W_j ||C_j||^2 (unit sample weights)."""
-        return np.array([sq.sum() for _, sq in self.stats]) - self.norms @ self.W
+        return self.sq.sum(axis=1) - self.norms @ self.W
 
     def half_gaps(self) -> np.ndarray:
         """(c, c): half the distance between every two centres (inf on the diagonal)."""
-        G = sum(wp * (C.T @ C) for (wp, _), C in zip(self.parts, self.C))
+        G = sum(wp * (C.T @ C) for wp, C in zip(self.v, self.C))
         d2 = np.maximum(self.cn[:, None] + self.cn[None, :] - 2.0 * G, 0.0)
         np.fill_diagonal(d2, np.inf)
         return 0.5 * np.sqrt(d2)
@@ -137,7 +145,7 @@ class _Centres:
         ||g_i||^2 - 2 g_i'C_j + ||C_j||^2 (``dg``: :meth:`centred_diagonal`), the products f_i'C_j in the
         factors' dtype."""
         P = 0.0
-        for (wp, F), C, mC in zip(self.parts, self.C, self.mC):
+        for wp, F, C, mC in zip(self.v, self.factors, self.C, self.mC):
             Fr = F if rows is None else F[rows]
             P = P + wp * (np.asarray(Fr @ C.astype(F.dtype), dtype=np.float64) - mC[None, :])
         d = (dg if rows is None else dg[rows])[:, None] - 2.0 * P + self.cn[None, :]
@@ -148,6 +156,20 @@ def _bounds(d: np.ndarray, labels: np.ndarray):
     """Exact u (distance to the own centre) and l (n, c) (to every centre) from squared distances."""
     L = np.sqrt(d)
     return L[np.arange(labels.size), labels], L
+
+
+def _assign(cen, u, l, labels, diag):
+    """The bounded assignment step: the samples whose bounds cannot keep their cluster get their exact
+    distances (one product over all rows above :data:`FULL_SHARE` of them) and fresh bounds (``u``,
+    ``l`` updated in place). Returns (new labels, the samples computed, those that moved)."""
+    unsure = (u[:, None] > l) & (u[:, None] > cen.half_gaps()[labels])   # inf for j = a(i)
+    need = np.flatnonzero(unsure.any(axis=1))
+    new = labels.copy()
+    if need.size:
+        d = cen.distances(None, diag)[need] if need.size > FULL_SHARE * labels.size else cen.distances(need, diag)
+        new[need] = np.argmin(d, axis=1)
+        u[need], l[need] = _bounds(d, new[need])
+    return new, need, need[new[need] != labels[need]]
 
 
 def factor_parts(K):
@@ -177,17 +199,7 @@ def bounded_lloyd(K, labels, dist, n_clusters: int, max_iter: int, sw, distances
     trace = [float(sw @ dist[idx, labels])]
     n_iter = 0
     for it in range(1, max_iter + 1):
-        unsure = (u[:, None] > l) & (u[:, None] > cen.half_gaps()[labels])   # inf for j = a(i)
-        need = np.flatnonzero(unsure.any(axis=1))
-        new = labels.copy()
-        if need.size:
-            if need.size > FULL_SHARE * n:
-                d = cen.distances(None, diag)[need]
-            else:
-                d = cen.distances(need, diag)
-            new[need] = np.argmin(d, axis=1)
-            u[need], l[need] = _bounds(d, new[need])
-        moved = need[new[need] != labels[need]]
+        new, need, moved = _assign(cen, u, l, labels, diag)
         if moved.size == 0:
             n_iter = it - 1
             break
@@ -238,14 +250,7 @@ def bounded_mkkm(low, labels, n_clusters: int, w, trace, n_iter, max_iter: int, 
     labels = np.asarray(labels, dtype=np.int64).copy()
     cen, diag, u, l = restart(labels, w)
     for it in range(n_iter + 1, max_iter + 1):
-        unsure = (u[:, None] > l) & (u[:, None] > cen.half_gaps()[labels])   # inf for j = a(i)
-        need = np.flatnonzero(unsure.any(axis=1))
-        new = labels.copy()
-        if need.size:
-            d = cen.distances(None, diag)[need] if need.size > FULL_SHARE * n else cen.distances(need, diag)
-            new[need] = np.argmin(d, axis=1)
-            u[need], l[need] = _bounds(d, new[need])
-        moved = need[new[need] != labels[need]]
+        new, need, moved = _assign(cen, u, l, labels, diag)
         n_iter = it
         if moved.size == 0:        # the plain step's partition, distances, weights and objective again
             trace.append(trace[-1])

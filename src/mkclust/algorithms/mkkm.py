@@ -174,18 +174,8 @@ class MKKM(BaseClusterer):
         n_iter = [0] * len(labels)
         active = list(range(len(labels)))
         bounded = bounds and not K.low._small()
-        for it in range(1, int(self.max_iter) + 1):
+        for it in range(1, 2 if bounded else int(self.max_iter) + 1):   # bounded: one round in lockstep
             if not active:
-                break
-            if bounded and it == 2:
-                from mkclust.algorithms._kkm_bounds import _factor_stats, bounded_mkkm
-                stats = [_factor_stats(F) for F in K.low.factors]
-                dist = None
-                for r in active:
-                    run = bounded_mkkm(K.low, labels[r], c, w[r], traces[r], n_iter[r], int(self.max_iter),
-                                       float(self.tol), lambda lab: distances([lab])[0], _reseed_empty,
-                                       _inverse_weights, stats)
-                    labels[r], w[r], _, traces[r], n_iter[r] = run
                 break
             for r in active:
                 comb = np.tensordot(w[r] ** 2, dist[r], axes=1)
@@ -202,6 +192,15 @@ class MKKM(BaseClusterer):
                 if abs(traces[r][-2] - traces[r][-1]) >= float(self.tol):
                     moving.append(r)
             active = moving
+        if bounded and active and int(self.max_iter) > 1:   # then each run alone with the bounds
+            from mkclust.algorithms._kkm_bounds import _factor_stats, bounded_mkkm
+            stats = [_factor_stats(F) for F in K.low.factors]
+            dist = None
+            for r in active:
+                run = bounded_mkkm(K.low, labels[r], c, w[r], traces[r], n_iter[r], int(self.max_iter),
+                                   float(self.tol), lambda lab: distances([lab])[0], _reseed_empty,
+                                   _inverse_weights, stats)
+                labels[r], w[r], _, traces[r], n_iter[r] = run
         return [(labels[r], w[r], traces[r][-1], traces[r], n_iter[r]) for r in range(len(labels))]
 
     def fit(self, K, y=None):
