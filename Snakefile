@@ -6,6 +6,7 @@ min_version("9.0")
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/inputs.smk"
 
 wildcard_constraints:
     dataset=r"[^/]+",

@@ -3,8 +3,10 @@ spent inside the job's body (from the job's own log) and, for run jobs, the fits
 (interpreter start-up, imports, Snakemake's script set-up) is visible; then, per experiment, the
 measured CPU seconds beside ``mkclust estimate``'s estimate and their ratio.
 
-    python benchmarks/bench_workflow.py --run /tmp/wf      # runs ``snakemake --cores 2`` on this checkout's
-                                                           # config.yaml in /tmp/wf, timed, then reports
+    python benchmarks/bench_workflow.py --run /tmp/wf      # the README's run command, timed, in a fresh
+                                                           # clone of this checkout's HEAD at /tmp/wf
+    python benchmarks/bench_workflow.py --run /tmp/wf --record docs/figures/default_run.json
+                                                           # and the measurement the README's numbers are
     python benchmarks/bench_workflow.py --dir /tmp/wf      # reports an existing run (its snakemake.log)
     python benchmarks/bench_workflow.py --dir /tmp/wf --calibrate   # and each estimator's typical_at_1000
 
@@ -118,6 +120,22 @@ def report(wf: Path, groups: list[list[dict]], wall: float | None = None) -> Non
     emit(bench="workflow_total", jobs=len(walls), est_jobs=total.jobs, wall_s=wall,
          job_wall_sum_s=round(sum(w for _, w, _ in walls.values()), 1),
          run_job_cpu_outside_fits_s=round(outside, 2), JOB_SECONDS=JOB_SECONDS)
+    return {"jobs": len(walls), "run_jobs": sum(jobs.values()), "fit_cpu_s": round(sum(fit_cpu.values()), 1),
+            "fit_cpu_s_by_experiment": {e: round(s, 1) for e, s in sorted(fit_cpu.items(), key=lambda x: -x[1])}}
+
+
+def record(path: Path, wf: Path, cores: int, wall: float, totals: dict) -> None:
+    """The measurement the README's run line states (tests/workflow/test_docs.py checks the line against
+    it and its job count against a dry run): when, at which commit, on what machine, with which command."""
+    import os
+    import platform
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() else ""
+    commit = subprocess.run(["git", "-C", str(wf), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    rec = {"measured": datetime.now().strftime("%Y-%m-%d"), "commit": commit[:7],
+           "command": f"snakemake --cores {cores}", "machine": {"cpus": os.cpu_count(), "cpu": cpu},
+           "wall_s": wall, **totals}
+    path.write_text(json.dumps(rec, indent=1) + "\n")
 
 
 def calibrate(groups: list[list[dict]]) -> None:
@@ -143,21 +161,26 @@ def calibrate(groups: list[list[dict]]) -> None:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--run", type=Path, help="run the default workflow in this (new) directory first")
+    g.add_argument("--run", type=Path, help="clone this checkout's HEAD into this (new) directory and run the "
+                   "README's command there first, timed")
     g.add_argument("--dir", type=Path, help="report a finished run's directory (with snakemake.log)")
-    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--cores", type=int, default=8, help="the run's --cores (default 8, the README's command)")
+    ap.add_argument("--record", type=Path,
+                    help="with --run: write the measurement here (docs/figures/default_run.json)")
     ap.add_argument("--calibrate", action="store_true", help="also print each estimator's calibrated typical_at_1000")
     args = ap.parse_args(argv)
     wf, wall = args.dir or args.run, None
     if args.run:
-        args.run.mkdir(parents=True, exist_ok=False)
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(args.run)], check=True)   # fails if it exists
         t0 = time.perf_counter()
         with open(args.run / "snakemake.log", "w") as log:
-            subprocess.run(["snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(args.run), "--cores",
-                            str(args.cores)], stdout=log, stderr=subprocess.STDOUT, check=True)
+            subprocess.run(["snakemake", "--cores", str(args.cores)], cwd=args.run, stdout=log,
+                           stderr=subprocess.STDOUT, check=True)
         wall = round(time.perf_counter() - t0, 1)
     groups = record_groups(wf / "data")
-    report(wf, groups, wall)
+    totals = report(wf, groups, wall)
+    if args.record and args.run:
+        record(args.record, wf, args.cores, wall, totals)
     if args.calibrate:
         calibrate(groups)
 

@@ -82,6 +82,16 @@ def corrupt(path, what: str, exc: BaseException) -> CorruptFile:
                        f"corrupt. Delete it and rerun the same command, which rebuilds it: rm -f '{path}'")
 
 
+def read_json(path: str | os.PathLike, what: str):
+    """A JSON file written by the workflow; one that is not JSON is a :class:`CorruptFile` naming it."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise CorruptFile(f"{path} is not a readable {what} (not JSON: {exc}): it is truncated or was "
+                          "overwritten; the command that wrote it writes it again") from None
+
+
 @contextlib.contextmanager
 def read_npz(path: str | os.PathLike, what: str) -> Iterator:
     """``np.load`` of an ``.npz`` file whose reading errors (not a zip file, a missing array, a

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from mkclust.repro.archive import (PIECES_BEGIN, PIECES_END, archive_files, archived_groups, carry_kept,
-                                   compare_runs, drop_groups, mark_stale, missing_groups, pieces_markdown,
-                                   records_file, stale_groups, write_piece, write_pieces_block)
+from mkclust.repro.archive import (archive_files, archived_groups, carry_kept, compare_runs, drop_groups,
+                                   mark_stale, missing_groups, records_file, stale_groups, write_piece)
+from mkclust.repro.reporting.pieces import PIECES_BEGIN, PIECES_END, pieces_markdown, write_pieces_block
 from mkclust.repro.cli.archive import main as archive_cli
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.planning import plan

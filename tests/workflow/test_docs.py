@@ -44,3 +44,27 @@ def test_every_module_function_and_file_architecture_md_names_exists():
         elif re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", token) and not _resolves(token):
             missing.append(token)
     assert not missing, f"docs/architecture.md names what does not exist: {missing}"
+
+
+def readme_run_line(rec: dict) -> str:
+    """The README's numbers of the default run, as the measurement ``rec`` (docs/figures/default_run.json,
+    written by ``python benchmarks/bench_workflow.py --run DIR --record FILE``) gives them."""
+    minutes, seconds = divmod(round(rec["wall_s"]), 60)
+    return (f"{rec['jobs']} jobs; {minutes} min {seconds:02d} s on a {rec['machine']['cpus']}-core machine with "
+            f"nothing else running, measured {rec['measured']} at {rec['commit']}")
+
+
+def test_the_readmes_run_numbers_are_the_recorded_measurement_and_todays_job_count(tmp_path):
+    """The README's job count and time of the default run cannot go stale unseen: they are the recorded
+    measurement's, and its job count is what a dry run of the default configuration plans today (a
+    change of the DAG fails here until the run is measured again)."""
+    import json
+    import subprocess
+    import sys
+    rec = json.loads((REPO / "docs" / "figures" / "default_run.json").read_text())
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert readme_run_line(rec) in readme
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                          str(tmp_path), "-n"], capture_output=True, text=True, timeout=600)
+    planned = re.findall(r"^total\s+(\d+)$", dry.stdout + dry.stderr, flags=re.M)
+    assert planned and int(planned[0]) == rec["jobs"], (planned, rec["jobs"])

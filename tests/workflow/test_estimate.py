@@ -136,11 +136,13 @@ def test_a_run_job_imports_neither_cvxpy_nor_matplotlib():
 
 
 def test_estimate_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
-    assert main([str(tmp_path / "missing.yaml")]) == 2
+    """Through ``mkclust estimate`` (mkclust._cli.run_tool turns user errors into one line, exit 2)."""
+    from mkclust.__main__ import main as mkclust
+    assert mkclust(["estimate", str(tmp_path / "missing.yaml")]) == 2
     assert "missing.yaml" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("experiments: {x: {paper: p, datasets: [nope], algorithms: {KM: {algorithm: km}}}}")
-    assert main([str(bad)]) == 2
+    assert mkclust(["estimate", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "dataset 'nope'" in err and "Traceback" not in err
 

@@ -67,7 +67,8 @@ def test_every_runtime_import_and_solver_is_a_declared_dependency():
 
 def test_every_rule_uses_the_conda_env():
     rules = list((REPO / "workflow/rules").glob("*.smk"))
-    assert {p.stem for p in rules} == {"common", "datasets", "kernels", "runs", "aggregate", "figures", "report"}
+    assert {p.stem for p in rules} == {"common", "datasets", "kernels", "runs", "aggregate", "figures", "report",
+                                      "inputs"}
     for p in rules:
         text = p.read_text()
         assert text.count("script:") == text.count("conda:"), f"{p.name}: a rule without conda:"
@@ -181,3 +182,39 @@ def test_the_lock_file_is_the_reference_runs_environment():
     by_pip = {v: k for k, v in CONDA_NAME.items()}
     assert {by_pip.get(k, k): v for k, v in conda.items()} == {by_pip.get(k, k): pins[by_pip.get(k, k)]
                                                               for k in conda}
+
+
+def test_snakemake_lint_is_clean(tmp_path):
+    """``snakemake --lint`` finds nothing to say about the workflow (rules and functions in separate
+    files; the environment variable the workflow sets for its jobs declared with ``envvars:``)."""
+    import subprocess
+    p = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+                        "--lint"], capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "Lints for" not in out, out[-3000:]
+
+
+def test_citation_names_this_version_and_the_five_papers():
+    """CITATION.cff (validated against its schema by .ci/package) cites this version of the software and,
+    as references, the five papers the README names."""
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert cff["version"] == project["version"] and cff["license"] == project["license"]
+    readme = (REPO / "README.md").read_text()
+    titles = [r["title"] for r in cff["references"]]
+    assert len(titles) == 5
+    for title in titles:   # the README writes l2,1 the same way and breaks long titles across lines
+        assert " ".join(title.split()) in " ".join(readme.split()), title
+
+
+def test_the_changelog_names_every_archived_piece_under_its_date():
+    """Each piece of the reference run and of the benchmark is named in CHANGELOG.md in the section of
+    the date its manifest says it was archived."""
+    text = (REPO / "CHANGELOG.md").read_text()
+    sections = dict(re.findall(r"^## (\d{4}-\d\d-\d\d)\n(.*?)(?=^## |\Z)", text, flags=re.M | re.S))
+    unnamed = []
+    for manifest in sorted(REPO.glob("results/*/*/manifest.json")):
+        man = json.loads(manifest.read_text())
+        if f"`{man['piece']}` ({man['commit'][:7]})" not in " ".join(sections.get(man["archived"][:10], "").split()):
+            unnamed.append(f"{manifest.parent.parent.name}/{man['piece']} ({man['archived'][:10]})")
+    assert not unnamed, f"CHANGELOG.md does not name: {unnamed}"

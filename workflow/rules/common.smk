@@ -1,4 +1,4 @@
-# The workflow's set-up, before any rule (included first by the Snakefile): the default configuration,
+# The workflow's set-up, included first by the Snakefile, before the rules: the default configuration,
 # the protocols resolved, the schema, the pre-job checks (mkclust.repro.preflight, as `mkclust check`),
 # and the names the rules share (PLAN, DATA, FIGS, GROUPS, ARCHIVE, REFERENCE_RUN, ENV).
 import functools
@@ -19,6 +19,9 @@ def refuse(message: str):
 _SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, _SRC)
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_SRC, os.environ.get("PYTHONPATH")) if p)
+# declared, so that Snakemake passes it on to jobs it starts elsewhere (a cluster executor's jobs)
+envvars:
+    "PYTHONPATH",
 
 # The default run is config.yaml. A --configfile replaces it (instead of being deep-merged into it,
 # which would mix the default experiments into every other configuration).

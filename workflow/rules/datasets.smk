@@ -5,13 +5,6 @@
 # written atomically (temp file, then rename).
 
 
-def dataset_inputs(wc):
-    """A researcher's own data file is the data set's input: a changed file rebuilds it and reruns
-    everything that depends on it (registered sets have no input; their raw files are checked by sha256)."""
-    spec = PLAN.inputs.dataset_spec(wc.dataset)
-    return [spec["options"]["path"]] if spec["loader"] == "file" else []
-
-
 rule dataset:
     input:
         dataset_inputs,

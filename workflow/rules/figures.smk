@@ -3,28 +3,6 @@
 # An experiment's outputs read its own results and those of the experiments it reuses.
 
 
-def output_spec(kind, wc):
-    for exp, outs in PLAN.outputs.items():
-        if config["experiments"][exp]["paper"] == wc.paper and wc.name in outs[kind]:
-            return exp, outs[kind][wc.name] or {}
-    raise ValueError(f"no {kind[:-1]} {wc.paper}/{wc.name} in the configuration")
-
-
-def table_inputs(wc):
-    """The results a table reads and, for a table with published values, the package's reference
-    files (its published values and causes.tsv): a table is rebuilt when a cause or a published value
-    changes, not only when a result does."""
-    exp, spec = output_spec("tables", wc)
-    inputs = {"results": PLAN.targets.source_results(exp)}
-    if REFERENCE_RUN:   # the reference run's rows of the same experiments (rule reference_results)
-        inputs["reference_results"] = [reference_results_path(DATA, e) for e in PLAN.sources(exp)]
-    if spec.get("reference"):
-        ref = spec["reference"]
-        inputs["reference"] = [str(REFERENCE_DIR / f"{ref['paper']}_{ref['table']}.csv"),
-                               str(REFERENCE_DIR / "causes.tsv")]
-    return inputs
-
-
 rule table:
     wildcard_constraints:
         name=r"(?!verdict\.)[^/]+",   # figures/<paper>/verdict.* is rule verdict's

@@ -3,11 +3,6 @@
 # Both are entries of the Snakemake report (snakemake --report report.html); the summary also fills its
 # landing page (workflow/report/workflow.rst).
 
-def _of_paper(group, paper):
-    """Whether the run group (experiment/algorithm/dataset/bank/group) feeds one of the paper's tables."""
-    return group.split("/")[0] in {s for e in PLAN.experiments_of(paper) for s in PLAN.sources(e)}
-
-
 rule verdict:
     input:
         tables=lambda wc: list(PLAN.targets.paper_tables(wc.paper).values()),
@@ -39,19 +34,6 @@ rule verdict:
         ENV
     script:
         "../scripts/verdict.py"
-
-
-def _configfile_names():
-    """The configuration files as given, those inside the working directory relative to it (a run's
-    folder moved or copied elsewhere keeps its summary: no rerun for a changed absolute path)."""
-    here = Path.cwd().resolve()
-    names = []
-    for f in workflow.configfiles:
-        try:
-            names.append(str(Path(f).resolve().relative_to(here)))
-        except ValueError:
-            names.append(str(f))
-    return names or [str(Path(workflow.basedir) / "config.yaml")]
 
 
 rule run_summary:

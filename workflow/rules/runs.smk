@@ -7,35 +7,6 @@
 # and grow with each attempt; threads become the job's cpus_per_task under SLURM and its BLAS limit.
 
 
-def group_key(wc):
-    return (wc.experiment, wc.algorithm, wc.dataset, wc.bank, wc.param_id)
-
-
-def group_of(wc):
-    key = group_key(wc)
-    if key not in GROUPS:
-        raise ValueError(f"no run group {'/'.join(key)} in the configuration")
-    return GROUPS[key]
-
-
-@functools.lru_cache(maxsize=None)
-def _group_params(key):
-    return group_params(GROUPS[key])
-
-
-def params_of(wc):
-    group_of(wc)  # the clear error for a group the configuration does not plan
-    return _group_params(group_key(wc))
-
-
-def run_inputs(wc):
-    r = group_of(wc)[0]
-    inputs = {"dataset": f"{DATA}/processed/{r.dataset}.npz"}
-    if r.bank != "none":
-        inputs["bank"] = f"{DATA}/kernels/{r.dataset}/{r.bank}.npz"
-    return inputs
-
-
 rule run:
     input:
         unpack(run_inputs),

@@ -13,8 +13,11 @@ import json
 import logging
 import sys
 
+from mkclust._cli import Parser, run_tool
 from mkclust.datasets import REGISTRY, DatasetUnavailable, list_datasets, load, static_meta
 from mkclust.datasets.download import NotLocal, Unreachable
+
+PROG = "python -m mkclust.datasets"
 
 
 def _rows(name: str, where: dict, offline: list) -> list[tuple]:
@@ -47,7 +50,7 @@ def _rows(name: str, where: dict, offline: list) -> list[tuple]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mkclust.datasets", description=__doc__,
+    ap = Parser(prog=PROG if not sys.argv[0].startswith("mkclust ") else sys.argv[0], description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--list", action="store_true", help="load every registered data set and print n, d, classes")
     ap.add_argument("--show", metavar="NAME", help="print what the registry knows of one data set as JSON "
@@ -61,17 +64,12 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     where = {"mirror": args.mirror, "raw_dir": args.raw_dir, "download": not args.no_download}
     if args.show:
-        try:
-            meta = static_meta(args.show, raw_dir=args.raw_dir, mirror=args.mirror)
-        except ValueError as exc:   # an unknown name: the error lists the registered ones
-            print(exc, file=sys.stderr)
-            return 2
-        print(json.dumps(meta, indent=1))
+        # an unknown name: a ValueError listing the registered ones, one line (mkclust._cli.run_tool)
+        print(json.dumps(static_meta(args.show, raw_dir=args.raw_dir, mirror=args.mirror), indent=1))
         return 0
     if not args.list:
         if args.files:
-            print("give --list to load and check the files", file=sys.stderr)
-            return 2
+            ap.error("give --list to load and check the files")
         ap.print_help()
         return 0
     offline: list = []
@@ -96,4 +94,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tool(main, sys.argv[1:], PROG))

@@ -181,7 +181,7 @@ def mark_stale(archive: str | Path, names: list[str], reason: str) -> list[Path]
     out = []
     for piece in sorted({where[n] for n in names if n not in known}):
         path = Path(archive) / piece / MANIFEST
-        man = json.loads(path.read_text())
+        man = _manifest(path)
         mine = [n for n in names if where[n] == piece and n not in known]
         man["stale"] = man.get("stale", []) + [{"date": when, "reason": reason, "groups": mine}]
         with atomic_open(path, "w", encoding="utf-8") as fh:
@@ -243,7 +243,7 @@ def drop_groups(archive: str | Path, piece: str, plan, names: list[str], reason:
     no longer plans (a fixed parameter changed its name) is dropped by its name. Returns the
     manifest's path."""
     folder = Path(archive) / piece
-    man = json.loads((folder / MANIFEST).read_text())
+    man = _manifest(folder / MANIFEST)
     names = sorted(set(names))
     foreign = [n for n in names if n not in man["groups"]]
     if foreign:
@@ -275,12 +275,35 @@ def drop_groups(archive: str | Path, piece: str, plan, names: list[str], reason:
     return folder / MANIFEST
 
 
+def require(archive: str | Path) -> Path:
+    """The archive's folder; one that is not there (a mistyped path, which would read as an empty
+    archive) is an error. Only ``write_piece`` starts a new archive."""
+    if not Path(archive).is_dir():
+        raise FileNotFoundError(2, "no results archive there (a folder of pieces, each with a manifest.json)",
+                                str(archive))
+    return Path(archive)
+
+
+def _manifest(path: Path) -> dict:
+    """A piece's manifest, read; one that is not JSON or lacks a key every manifest has is an error naming it."""
+    try:
+        man = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not a manifest (not JSON: {exc}); restore it (git checkout -- {path}) "
+                         "or archive the piece again") from None
+    lacking = [k for k in ("piece", "commit", "groups", "files", "runs", "fit_cpu_seconds") if k not in man]
+    if lacking:
+        raise ValueError(f"{path} lacks {', '.join(lacking)}: restore it (git checkout -- {path}) "
+                         "or archive the piece again")
+    return man
+
+
 def pieces(archive: str | Path) -> list[dict]:
     """Every piece's manifest (with its folder under ``"folder"``), in name order; a file whose
     sha256 differs from its manifest's is an error naming it."""
     out = []
     for m in sorted(Path(archive).glob(f"*/{MANIFEST}")):
-        man = json.loads(m.read_text())
+        man = _manifest(m)
         for name, digest in man["files"].items():
             f = m.parent / name
             if not f.is_file() or sha256_file(f) != digest:
@@ -288,38 +311,6 @@ def pieces(archive: str | Path) -> list[dict]:
                                  f"restore it (git checkout -- {f}) or archive the piece again")
         out.append({**man, "folder": str(m.parent)})
     return out
-
-
-PIECES_BEGIN, PIECES_END = "<!-- archive-pieces:begin -->", "<!-- archive-pieces:end -->"
-
-
-def pieces_markdown(archive: str | Path) -> str:
-    """Every piece of the archive as a markdown table, from the manifests alone (what each piece holds
-    and why is its manifest's ``note``): commit, date archived, run groups, runs, fit CPU, and the
-    groups dropped from it or marked stale since; a last row sums them."""
-    mans = pieces(archive)
-    rows = ["| piece | commit | archived | run groups | runs | fit CPU h | since |", "|---|---|---|---|---|---|---|"]
-    for man in mans:
-        dropped = sum(len(d["groups"]) for d in man.get("dropped", []))
-        stale = sum(1 for e in man.get("stale", []) for g in e["groups"] if g in man["groups"])
-        since = ", ".join(x for x in (f"{dropped} dropped" if dropped else "", f"{stale} stale" if stale else "") if x)
-        rows.append(f"| `{man['piece']}` | {man['commit'][:7]} | {man['archived'][:10]} | {len(man['groups'])} | "
-                    f"{man['runs']:,} | {man['fit_cpu_seconds'] / 3600:.2f} | {since or '-'} |")
-    groups, runs = sum(len(m["groups"]) for m in mans), sum(m["runs"] for m in mans)
-    hours = sum(m["fit_cpu_seconds"] for m in mans) / 3600
-    return "\n".join([*rows, f"| {len(mans)} pieces | | | {groups} | {runs:,} | {hours:.2f} | |"])
-
-
-def write_pieces_block(archive: str | Path, path: str | Path) -> None:
-    """Replace the text between :data:`PIECES_BEGIN` and :data:`PIECES_END` in ``path`` with
-    :func:`pieces_markdown` (an error if the file has no such block)."""
-    text = Path(path).read_text(encoding="utf-8")
-    head, sep, rest = text.partition(PIECES_BEGIN)
-    _, sep2, tail = rest.partition(PIECES_END)
-    if not (sep and sep2):
-        raise ValueError(f"{path} has no {PIECES_BEGIN} ... {PIECES_END} block")
-    with atomic_open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"{head}{PIECES_BEGIN}\n{pieces_markdown(archive)}\n{PIECES_END}{tail}")
 
 
 def archive_files(archive: str | Path) -> list[str]:
@@ -417,7 +408,7 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
         if key not in cache:
             cache[key] = read_csv_exact(Path(archive) / key[0] / f"{g[0]}.csv.gz").set_index(RUN_KEY)
         if key[0] not in manifests:
-            man = json.loads((Path(archive) / key[0] / MANIFEST).read_text())
+            man = _manifest(Path(archive) / key[0] / MANIFEST)
             manifests[key[0]] = {**man.get("versions", {}), "python": man.get("python")}
         ref = cache[key]
         records = load_records([records_file(data_dir, g)])

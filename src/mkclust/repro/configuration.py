@@ -168,11 +168,25 @@ def command_line_values(config: dict) -> dict:
     return out
 
 
+def _check_shape(config: dict) -> None:
+    """The keys :func:`resolve` reads before the schema is checked, each a mapping (a ConfigError naming
+    the key otherwise: the schema's own message would come only after a crash here)."""
+    for key in ("experiments", "datasets", "kernel_banks", "papers", "own_data_options"):
+        value = config.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise ConfigError(f"{key}: a mapping of names to settings, got {type(value).__name__} {value!r:.60}")
+    for name, e in (config.get("experiments") or {}).items():
+        if e is not None and not isinstance(e, dict):
+            raise ConfigError(f"experiments.{name}: a mapping (paper:, datasets:, algorithms:, ...), "
+                              f"got {type(e).__name__} {e!r:.60}")
+
+
 def resolve(config: dict, folder: str | Path) -> dict:
     """The configuration with every ``protocol:`` experiment expanded, the papers of the protocol
     files (``papers:``, the configuration's own entries over them) and the seed ranges written
     out: what the schema validates and :func:`mkclust.repro.planning.plan` plans. ``config`` itself is
     not modified."""
+    _check_shape(config)
     config = _own_data(config)
     experiments = config.get("experiments") or {}
     wanted = any(isinstance(e, dict) and "protocol" in e for e in experiments.values())

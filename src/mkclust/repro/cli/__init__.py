@@ -12,8 +12,9 @@ called, so ``mkclust datasets`` (the library's own tool) needs none of the workf
 from __future__ import annotations
 
 import importlib
-import os
 import sys
+
+from mkclust._cli import run_tool
 
 #: tool -> (module with a ``main(argv)``, one line of help)
 TOOLS = {
@@ -40,19 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     tool, rest = argv[0], argv[1:]
     if tool not in TOOLS:
-        print(f"mkclust: unknown tool {tool!r}\n\n{usage()}", file=sys.stderr)
+        print(f"mkclust: unknown tool {tool!r} (tools: {', '.join(TOOLS)}; see mkclust --help)", file=sys.stderr)
         return 2
     module = importlib.import_module(TOOLS[tool][0])
     sys.argv[0] = f"mkclust {tool}"
-    return run_tool(module.main, rest)
-
-
-def run_tool(tool_main, argv: list[str]) -> int:
-    """``tool_main(argv)`` as a command's exit code; its output piped into ``head`` or a pager that
-    closed early (BrokenPipeError) ends the command quietly with 0: the reader had what it wanted."""
-    try:
-        return int(tool_main(argv) or 0)
-    except BrokenPipeError:
-        # Python flushes stdout again at exit: point it at /dev/null so that flush cannot fail too
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    return run_tool(module.main, rest, f"mkclust {tool}")   # a user's error: one line (mkclust._cli)

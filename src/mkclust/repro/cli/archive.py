@@ -8,6 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
+from mkclust._cli import Parser
 from mkclust.repro import archive as A
 from mkclust.repro.archive import (
     carry_kept, compare_runs, drop_groups, group_name, holdings, mark_stale, records_file, write_piece,
@@ -21,7 +22,7 @@ def _plan(configfiles):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="mkclust archive", description=A.__doc__.split("\n\n")[0],
+    ap = Parser(prog="mkclust archive", description=A.__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     a = sub.add_parser("add", help="archive the complete run groups of a data folder as one piece")
@@ -69,11 +70,16 @@ def main(argv=None) -> int:
     c.add_argument("--data", required=True)
     c.add_argument("configfiles", nargs="+")
     args = ap.parse_args(argv)
+    if args.command != "add":   # a mistyped archive would read as an empty one
+        A.require(args.archive)
+    if getattr(args, "data", None) and not Path(args.data).is_dir():   # and a mistyped data folder as an empty run
+        raise FileNotFoundError(2, "no data folder there (a run's data_dir, with runs/ under it)", args.data)
     if args.command == "pieces":
+        from mkclust.repro.reporting.pieces import pieces_markdown, write_pieces_block
         if args.write:
-            A.write_pieces_block(args.archive, args.write)
+            write_pieces_block(args.archive, args.write)
         else:
-            print(A.pieces_markdown(args.archive))
+            print(pieces_markdown(args.archive))
         return 0
     p = _plan(args.configfiles)
     if args.command == "add":
@@ -104,8 +110,7 @@ def main(argv=None) -> int:
         return 0
     df = compare_runs(args.archive, p, args.data)
     if df.empty:
-        print("no group of the data folder is in the archive")
-        return 1
+        raise ValueError(f"no complete run group under {args.data}/runs is in the archive {args.archive}")
     print(df.drop(columns="packages").to_string(index=False))
     bad = df["runs_differing"] > 0
     other = df["packages"] != ""

@@ -3,6 +3,7 @@ the plan), without Snakemake."""
 
 from __future__ import annotations
 
+from mkclust._cli import Parser
 from mkclust.repro.errors import ConfigError
 
 
@@ -14,30 +15,25 @@ def main(argv=None) -> int:
     Snakemake reads a
     ``--configfile`` itself before the workflow starts, and its message for a YAML error names
     neither line nor column; this names them."""
-    import argparse
     import sys
     from pathlib import Path
 
     from mkclust.repro.configuration import load, protocol_folder, schema_errors, schema_file
     from mkclust.repro.preflight import preflight
 
-    ap = argparse.ArgumentParser(prog="mkclust check", description=main.__doc__)
+    ap = Parser(prog="mkclust check", description=main.__doc__)
     ap.add_argument("configfiles", nargs="*", help="configuration files, merged as --configfile does "
                     "(default: config.yaml)")
     args = ap.parse_args(argv)
     files = args.configfiles or ["config.yaml"]
-    try:
-        config = load(*files)
-        folder = protocol_folder(files[0])
-        # a checkout's protocols are in its workflow/; installed ones are not in a checkout
-        checkout = folder.parents[1] if folder.parent.name == "workflow" else Path.cwd()
-        errors = schema_errors(config, schema_file(files[0]))
-        if errors:
-            raise ConfigError("; ".join(errors))
-        pre = preflight(config, checkout)
-    except (OSError, ConfigError) as exc:
-        print(f"mkclust check: {exc}", file=sys.stderr)
-        return 2
+    config = load(*files)   # a file or configuration error: one line (mkclust._cli.run_tool)
+    folder = protocol_folder(files[0])
+    # a checkout's protocols are in its workflow/; installed ones are not in a checkout
+    checkout = folder.parents[1] if folder.parent.name == "workflow" else Path.cwd()
+    errors = schema_errors(config, schema_file(files[0]))
+    if errors:
+        raise ConfigError("; ".join(errors))
+    pre = preflight(config, checkout)
     for note in pre.notes:
         print(f"mkclust check: {note}", file=sys.stderr)
     p = pre.plan

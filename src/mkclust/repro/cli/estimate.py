@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mkclust._cli import Parser
+from mkclust.repro import archive as A
 from mkclust.repro.configuration import load
 from mkclust.repro.estimate import JOB_SECONDS, estimate, format_rows
 from mkclust.repro.estimate import __doc__ as ESTIMATE_DOC
@@ -13,7 +15,7 @@ from mkclust.repro.planning import plan
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="mkclust estimate", description=ESTIMATE_DOC,
+    ap = Parser(prog="mkclust estimate", description=ESTIMATE_DOC,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("configfiles", nargs="*", help="configuration files, merged as --configfile does "
                     "(default: config.yaml)")
@@ -28,32 +30,30 @@ def main(argv=None) -> int:
                     "experiment and paper: groups archived and stale, fit CPU hours; complete when nothing is "
                     "missing or stale)")
     args = ap.parse_args(argv)
-    try:
-        config = load(*(args.configfiles or ["config.yaml"]))
-        p = plan(config)
-        cal = None
-        if args.backtest and not args.archive:
-            raise ValueError("--backtest needs --archive (the archive whose pieces it prices)")
-        if args.archive and args.backtest:
-            from mkclust.repro import calibration
-            table = calibration.backtest(args.archive, p, progress=lambda name: print(
-                f"calibrating on the pieces before {name}", file=sys.stderr, flush=True))
-            print(calibration.format_backtest(table))
+    config = load(*(args.configfiles or ["config.yaml"]))   # an error: one line (mkclust._cli)
+    p = plan(config)
+    cal = None
+    if args.backtest and not args.archive:
+        ap.error("--backtest needs --archive (the archive whose pieces it prices)")
+    if args.archive:
+        A.require(args.archive)
+    if args.archive and args.backtest:
+        from mkclust.repro import calibration
+        table = calibration.backtest(args.archive, p, progress=lambda name: print(
+            f"calibrating on the pieces before {name}", file=sys.stderr, flush=True))
+        print(calibration.format_backtest(table))
+        return 0
+    if args.archive and args.measured:
+        from mkclust.repro import calibration
+        print(calibration.format_measured(calibration.measured(args.archive, p)))
+        return 0
+    if args.archive:
+        from mkclust.repro import calibration
+        cal, table = calibration.from_archive(args.archive, p)
+        if args.calibration:
+            print(calibration.format_ratios(table))
             return 0
-        if args.archive and args.measured:
-            from mkclust.repro import calibration
-            print(calibration.format_measured(calibration.measured(args.archive, p)))
-            return 0
-        if args.archive:
-            from mkclust.repro import calibration
-            cal, table = calibration.from_archive(args.archive, p)
-            if args.calibration:
-                print(calibration.format_ratios(table))
-                return 0
-        rows, papers, total = estimate(config, p, cal)
-    except (OSError, ValueError) as exc:   # a missing file, a configuration or archive error: one line
-        print(f"mkclust estimate: {exc}", file=sys.stderr)
-        return 2
+    rows, papers, total = estimate(config, p, cal)
     missing = p.inputs.missing_raw_files(config.get("data_mirror"))
     if missing:   # their sizes are known only from their loaders' published shapes, or not at all
         files = sorted({f for fs in missing.values() for f in fs})

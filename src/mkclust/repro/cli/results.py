@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from pathlib import Path
 
+from mkclust._cli import Parser
 from mkclust._io import atomic_open
 from mkclust.repro.configuration import load as load_config
 from mkclust.repro.reporting.results import __doc__ as RESULTS_DOC
@@ -19,7 +18,7 @@ from mkclust.repro.targets import summary_path
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="mkclust results", description=RESULTS_DOC.split("\n\n")[0])
+    ap = Parser(prog="mkclust results", description=RESULTS_DOC.split("\n\n")[0])
     ap.add_argument("--figures", default="figures", type=Path, help="the run's figures folder")
     ap.add_argument("--full", type=Path, help="the full configuration, to say which of its data sets were run")
     ap.add_argument("--output", type=Path, help="write the results page here, whole (e.g. docs/results.md)")
@@ -32,8 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     summary = summary_path(str(a.figures), "json")
     if not Path(summary).exists():
-        print(f"{summary} not found: run the workflow first", file=sys.stderr)
-        return 2
+        raise FileNotFoundError(2, "not found: run the workflow first (or give its figures folder: --figures)", summary)
     full = load_config(a.full) if a.full else None
     if a.output:
         with atomic_open(a.output, "w", encoding="utf-8") as fh:
@@ -50,8 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(new)
     if a.doc:
         if not is_benchmark(a.figures):
-            print(f"--doc writes a benchmark's results; {a.figures} holds another run", file=sys.stderr)
-            return 2
+            ap.error(f"--doc writes a benchmark's results; {a.figures} holds another run")
         link = os.path.relpath(a.pages or a.figures, a.doc.parent)   # both as seen from here (the repository)
         new = replace_section(a.doc.read_text(), benchmark_doc_block(a.figures, link), DOC_BEGIN, DOC_END)
         with atomic_open(a.doc, "w", encoding="utf-8") as fh:

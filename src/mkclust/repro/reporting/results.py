@@ -26,11 +26,11 @@ and from the benchmark's archive (``results/benchmark``, its pages committed too
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
+from mkclust._io import read_json
 from mkclust.repro.captions import paper_name
 from mkclust.repro.reporting.pages import not_evaluated_note
 from mkclust.repro.reporting.learned import learned_line
@@ -46,7 +46,7 @@ DOC_BEGIN, DOC_END = "<!-- benchmark-results:begin -->", "<!-- benchmark-results
 
 def run_summary(figures: Path) -> dict:
     """The run summary (``run_summary.json``) of the figures folder ``figures``."""
-    return json.loads(Path(summary_path(str(figures), "json")).read_text())
+    return read_json(summary_path(str(figures), "json"), "run summary")
 
 
 def _duration(seconds: float) -> str:
