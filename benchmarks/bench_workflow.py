@@ -120,11 +120,22 @@ def report(wf: Path, groups: list[list[dict]], wall: float | None = None) -> Non
     emit(bench="workflow_total", jobs=len(walls), est_jobs=total.jobs, wall_s=wall,
          job_wall_sum_s=round(sum(w for _, w, _ in walls.values()), 1),
          run_job_cpu_outside_fits_s=round(outside, 2), JOB_SECONDS=JOB_SECONDS)
+    by_group = defaultdict(lambda: [0, 0.0])   # (experiment, algorithm, data set) -> fits, fit CPU seconds
+    for recs in groups:
+        for r in recs:
+            key = f"{r['experiment']} {r['algorithm']} {r['dataset']}"
+            by_group[key][0] += 1
+            by_group[key][1] += r.get("cpu_seconds") or 0.0
+    largest = sorted(by_group.items(), key=lambda x: -x[1][1])[:8]
     return {"jobs": len(walls), "run_jobs": sum(jobs.values()), "fit_cpu_s": round(sum(fit_cpu.values()), 1),
-            "fit_cpu_s_by_experiment": {e: round(s, 1) for e, s in sorted(fit_cpu.items(), key=lambda x: -x[1])}}
+            "job_cpu_s": round(sum(job_cpu.values()), 1),
+            "wall_s_by_rule": {r: round(v["wall_s"], 1) for r, v in per_rule.items()},
+            "fit_cpu_s_by_experiment": {e: round(s, 1) for e, s in sorted(fit_cpu.items(), key=lambda x: -x[1])},
+            "largest_fits": {k: {"fits": n, "cpu_s": round(c, 1)} for k, (n, c) in largest}}
 
 
-def record(path: Path, wf: Path, cores: int, wall: float, totals: dict) -> None:
+def record(path: Path, wf: Path, cores: int, wall: float, totals: dict,
+           conditions: str = "nothing else running") -> None:
     """The measurement the README's run line states (tests/workflow/test_docs.py checks the line against
     it and its job count against a dry run): when, at which commit, on what machine, with which command."""
     import os
@@ -134,6 +145,7 @@ def record(path: Path, wf: Path, cores: int, wall: float, totals: dict) -> None:
     commit = subprocess.run(["git", "-C", str(wf), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     rec = {"measured": datetime.now().strftime("%Y-%m-%d"), "commit": commit[:7],
            "command": f"snakemake --cores {cores}", "machine": {"cpus": os.cpu_count(), "cpu": cpu},
+           "conditions": conditions,
            "wall_s": wall, **totals}
     path.write_text(json.dumps(rec, indent=1) + "\n")
 
@@ -167,6 +179,8 @@ def main(argv=None):
     ap.add_argument("--cores", type=int, default=8, help="the run's --cores (default 8, the README's command)")
     ap.add_argument("--record", type=Path,
                     help="with --run: write the measurement here (docs/figures/default_run.json)")
+    ap.add_argument("--conditions", default="nothing else running",
+                    help="with --record: what else ran on the machine during the run (the README states it)")
     ap.add_argument("--calibrate", action="store_true", help="also print each estimator's calibrated typical_at_1000")
     args = ap.parse_args(argv)
     wf, wall = args.dir or args.run, None
@@ -180,7 +194,7 @@ def main(argv=None):
     groups = record_groups(wf / "data")
     totals = report(wf, groups, wall)
     if args.record and args.run:
-        record(args.record, wf, args.cores, wall, totals)
+        record(args.record, wf, args.cores, wall, totals, args.conditions)
     if args.calibrate:
         calibrate(groups)
 

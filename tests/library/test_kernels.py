@@ -208,14 +208,27 @@ def test_nystroem_bank(X):
     assert build_bank("mkc3", Z, landmarks=60, landmarks_above=300).kind == "gram"
     with pytest.raises(ValueError, match="Nystroem bank"):
         build_bank("rmkkm12", Z, landmarks=60, normalize="max")
-    # unit_diag on the factors (rows to unit length): the polynomial and cosine kernels of rank <= 35 on
-    # 3 features are exact, so equal the dense bank's; a Gaussian's rows are unit where not all zero
+    # unit_diag with the exact diagonal: the polynomial and cosine kernels of rank <= 35 on 3 features are
+    # exact, so equal the dense bank's; a Gaussian (K_ii = 1) keeps its Nystroem approximation C W^+ C'
+    # of the exact Gaussian at the bank's scale, whose diagonal is below 1 off the landmarks (the rows
+    # scaled to unit length instead would force it to 1: another kernel)
     ny12, ex12 = build_bank("rmkkm12", Z, landmarks=60, landmark_seed=3), build_bank("rmkkm12", Z)
+    from mkclust.kernel_functions import sq_dists_from_gram
+    L12 = np.asarray(ny12.meta["nystroem"]["indices"])
+    D = sq_dists_from_gram(Z @ Z.T)
     for k, name in enumerate(ny12.names):
         if not name.startswith("gauss"):
             np.testing.assert_allclose(ny12.kernel(k), ex12.kernel(k), atol=1e-12)
+            assert np.allclose(np.diag(ny12.kernel(k)), 1.0)
+            continue
         d = np.diag(ny12.kernel(k))
-        assert np.allclose(d[d > 1e-12], 1.0)
+        assert d.max() <= 1 + 1e-9 and np.allclose(d[L12], 1.0)
+    for k in (0, 1):   # t0 = 0.01 and 0.05: landmark blocks well conditioned, so C W^+ C' is stable
+        K = np.exp(-D / ny12.meta["gaussian_scales"][k])
+        C, W = K[:, L12], K[np.ix_(L12, L12)]
+        np.testing.assert_allclose(ny12.kernel(k), C @ np.linalg.solve(W, C.T), atol=1e-8)
+    off = np.setdiff1d(np.arange(300), L12)
+    assert np.diag(ny12.kernel(0))[off].mean() < 0.5
     with pytest.raises(ValueError, match="landmarks"):
         build_bank("gauss_grid", Z, landmarks=0)
 
@@ -245,8 +258,11 @@ def test_fourier_features_for_a_banks_gaussians():
     assert np.array_equal(again.features[1], build_bank("gauss_grid", Z, widths=[0.5, 2], linear=True, landmarks=80,
                                                          landmark_seed=1, fourier=250).features[1])
     assert not np.allclose(again.features[1], other.features[1])
+    # unit_diag by the exact diagonal: the Gaussians' features are not scaled (K_ii = 1), the others' are
     unit = build_bank("rmkkm12", Z, landmarks=80, fourier=300)
-    assert all(np.allclose(np.einsum("ij,ij->i", F, F), 1.0) for F in unit.features[:7])
+    plain = build_bank("rmkkm12", Z, landmarks=80, fourier=300, normalize="none")
+    assert all(np.array_equal(a, b) for a, b in zip(unit.features[:7], plain.features[:7]))
+    assert all(np.allclose(np.einsum("ij,ij->i", F, F), 1.0) for F in unit.features[7:])
     with pytest.raises(ValueError, match="fourier"):
         build_bank("rmkkm12", Z, landmarks=80, fourier=0)
 

@@ -50,8 +50,8 @@ def readme_run_line(rec: dict) -> str:
     """The README's numbers of the default run, as the measurement ``rec`` (docs/figures/default_run.json,
     written by ``python benchmarks/bench_workflow.py --run DIR --record FILE``) gives them."""
     minutes, seconds = divmod(round(rec["wall_s"]), 60)
-    return (f"{rec['jobs']} jobs; {minutes} min {seconds:02d} s on a {rec['machine']['cpus']}-core machine with "
-            f"nothing else running, measured {rec['measured']} at {rec['commit']}")
+    return (f"{rec['jobs']} jobs; {minutes} min {seconds:02d} s on a {rec['machine']['cpus']}-core machine "
+            f"({rec['conditions']}), measured {rec['measured']} at {rec['commit']}")
 
 
 def test_the_readmes_run_numbers_are_the_recorded_measurement_and_todays_job_count(tmp_path):

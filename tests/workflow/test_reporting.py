@@ -916,3 +916,33 @@ def test_label_free_against_oracle_rows_are_a_second_kind_of_pair(tmp_path):
     assert LABEL_FREE_ROW not in set(values_from_table(out, "acc").index)
     write_table(out, str(tmp_path / "t"), "T")
     assert learned_line(read_tables({"t": tmp_path / "t.csv"})["t"]) == lines[0]
+
+
+def test_a_cell_says_which_share_of_its_runs_stopped_at_their_budget(tmp_path):
+    """ODMC's runs at n_iter = max_iter (the run's own, else the default 2000) and LG-MMC's at max_labels
+    stopped at their budget: the cell carries the share of the runs behind its value (the chosen set's, or
+    the set chosen for each metric), marked ‡ with the legend; a method without a budget gets no mark."""
+    rows = []
+    for seed in range(4):
+        rows += [{"dataset": "a", "algorithm": "ODMC", "estimator": "odmc", "param_id": "lam=1", "seed": seed,
+                  "n_iter": 2000 if seed < 3 else 450, "acc": 0.9, "nmi": 0.5},
+                 {"dataset": "a", "algorithm": "ODMC", "estimator": "odmc", "param_id": "lam=2", "seed": seed,
+                  "param.max_iter": 100, "n_iter": 100 if seed < 1 else 60, "acc": 0.7, "nmi": 0.6},
+                 {"dataset": "a", "algorithm": "LG-MMC", "estimator": "lgmmc", "param_id": "C=1", "seed": seed,
+                  "n_iter": 50 if seed % 2 else 7, "acc": 0.8, "nmi": 0.4},
+                 {"dataset": "a", "algorithm": "KM", "estimator": "km", "param_id": "default", "seed": seed,
+                  "n_iter": 300, "acc": 0.6, "nmi": 0.3}]
+    for r in rows:
+        r.update(objective=0.0, status="ok", reason="")
+    spec = {"metrics": ["acc", "nmi"], "params": "best_param_by_metric", "select_by": "each",
+            "columns": {c: {"algorithm": c} for c in ("ODMC", "LG-MMC", "KM")}}
+    tidy = build_table(frame(rows), spec).set_index(["column", "metric"])["at_budget"]
+    assert tidy[("ODMC", "acc")] == 0.75 and tidy[("ODMC", "nmi")] == 0.25   # lam=1 for acc, lam=2 for nmi
+    assert tidy[("LG-MMC", "acc")] == 0.5 and math.isnan(tidy[("KM", "acc")])
+    mean = build_table(frame(rows), {**spec, "params": "mean", "select_by": None})
+    assert mean.set_index(["column", "metric"]).loc[("ODMC", "acc"), "at_budget"] == 0.5
+    write_table(build_table(frame(rows), spec), str(tmp_path / "t"), "T")
+    md = (tmp_path / "t.md").read_text()
+    assert "‡75%" in md and "‡25%" in md and "‡50%" in md and "stopped at their budget" in md
+    km_cells = [line.rstrip(" |").rsplit("|", 1)[1] for line in md.splitlines() if line.startswith("| a ")]
+    assert [c.strip() for c in km_cells] == ["0.600 ± 0.000 †", "0.300 ± 0.000 †"]

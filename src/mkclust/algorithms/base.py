@@ -118,6 +118,10 @@ class BaseClusterer(ClusterMixin, BaseEstimator):
     low_rank_copies: ClassVar[int] = 0
     low_rank_vectors: ClassVar[int] = 4
     low_rank_cross: ClassVar[bool] = False
+    #: the parameter that caps ``n_iter_`` where a fit can stop before its own stopping rule holds
+    #: (ODMC's ``max_iter``, LG-MMC's ``max_labels``): a run whose n_iter reaches it stopped at its
+    #: budget, and the tables mark the share of such runs behind a cell (:mod:`mkclust.repro.reporting.reduce`)
+    budget: ClassVar[str | None] = None
     cost: ClassVar[Cost]
     #: parameter constraints in scikit-learn's convention (:mod:`mkclust._params`): every estimator
     #: states each parameter's type and range once; :meth:`_check_params` validates them all before

@@ -208,6 +208,7 @@ class LGMMC(SharedStartBatch, BaseClusterer):
                               "start_n_init": [POSITIVE_INT]}
 
     two_class_only = True
+    budget = "max_labels"
     PREPARE_KEY = ("center", "balance", "n_clusters")
 
     def __init__(self, n_clusters=2, C=1.0, balance=None, epsilon=1e-2, max_labels=50, mkl_tol=1e-2,

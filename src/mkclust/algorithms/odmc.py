@@ -145,6 +145,7 @@ class ODMC(BaseClusterer):
     }
 
     two_class_only = True
+    budget = "max_iter"
 
     def __init__(self, n_clusters=2, lam=1.0, nu=0.8, theta=0.2, balance=None, tau=None, max_iter=2000,
                  gap_tol=1e-3, generate_every=100, check_every=50, n_pool=5, max_labels=50, center=True,

@@ -123,3 +123,36 @@ def _with_selector(pp: pd.DataFrame, g: pd.DataFrame, key: str) -> pd.DataFrame:
         raise NoSelector(f"select_by {key!r}: the runs of {', '.join(missing[:3])}"
                          f"{' ...' if len(missing) > 3 else ''} have no {key} (an experiment's scores: list)")
     return pp.assign(**{key: pp["param_id"].map(g.groupby("param_id")[key].mean())})
+
+
+def at_budget(g: pd.DataFrame) -> pd.Series | None:
+    """Per run of ``g``, whether it stopped at its budget before its own stopping rule held: its ``n_iter``
+    reached the parameter its estimator names as ``budget`` (:attr:`mkclust.algorithms.base.BaseClusterer.budget`:
+    ODMC's ``max_iter``, LG-MMC's ``max_labels``), at the run's own value of it, else the estimator's
+    default. None when no run of ``g`` is of an estimator with a budget. (ODMC checks its duality gap every
+    ``check_every`` steps, so a run whose gap met its tolerance at exactly the last step counts as stopped.)"""
+    from mkclust.algorithms import ALGORITHMS
+    from mkclust.algorithms.base import default_params
+
+    if "estimator" not in g.columns or "n_iter" not in g.columns:
+        return None
+    out, any_budget = pd.Series(False, index=g.index), False
+    for name, h in g.groupby("estimator"):
+        cls = ALGORITHMS.get(str(name))
+        budget = getattr(cls, "budget", None)
+        if budget is None:
+            continue
+        any_budget = True
+        cap = pd.to_numeric(h.get(f"param.{budget}", pd.Series(math.nan, index=h.index)), errors="coerce")
+        cap = cap.fillna(default_params(cls)[budget])
+        out[h.index] = pd.to_numeric(h["n_iter"], errors="coerce") >= cap
+    return out if any_budget else None
+
+
+def behind(g: pd.DataFrame, chosen: str, metric: str) -> pd.DataFrame:
+    """The runs behind a cell's value of ``metric`` once :func:`reduce_runs` chose ``chosen``: the chosen
+    parameter set's runs, the set chosen for this metric (``select_by: each``), or all of them (a mean over
+    the grid)."""
+    picks = dict(part.split(": ", 1) for part in chosen.split("; ")) if ": " in chosen else {}
+    pid = picks.get(metric, chosen)
+    return g[g["param_id"] == pid] if pid in set(g["param_id"]) else g

@@ -16,7 +16,7 @@ from mkclust.repro.reference import CAUSES, load_reference
 from mkclust.repro.reporting._html import html_page, html_table, write_text
 from mkclust.repro.reporting.causes import GAP, cell_list, gap_groups
 from mkclust.repro.reporting.pairwise import ROPE
-from mkclust.repro.reporting.reduce import NoSelector, reduce_runs
+from mkclust.repro.reporting.reduce import NoSelector, at_budget, behind, reduce_runs
 from mkclust.repro.reporting.reference_run import REFERENCE_MARKS
 
 def read_results(paths) -> pd.DataFrame:
@@ -147,6 +147,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
             na = (g["status"].astype(str).eq("not_finished") if "status" in g.columns
                   else pd.Series(False, index=g.index))
             ok = g[~na]
+            stopped = at_budget(ok)
             flags = ";".join(sorted({f for f in g["dataset_flags"] if isinstance(f, str) and f}))   # NaN: none
             derived = ";".join(sorted({f"{c[len('derived.'):]}={v:g}" for c in g.columns if c.startswith("derived.")
                                        for v in g[c].dropna().unique()}))   # e.g. the imbalanced sets' balance
@@ -172,7 +173,9 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                              "std": float(std), "published": pub, "diff": float(value) - pub,
                              "n_runs": red["n_runs"], "seeds_rule": seeds, "params_rule": params,
                              "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags, "derived": derived,
-                             "na_reason": red["reason"], "vs": "", "p_value": math.nan, "se": float(red["se"][m])})
+                             "na_reason": red["reason"], "vs": "", "p_value": math.nan, "se": float(red["se"][m]),
+                             "at_budget": (stopped[behind(ok, red["chosen"], m).index].mean()
+                                           if stopped is not None and red["n_runs"] else math.nan)})
                 if red["n_runs"] and seeds == "mean" and ";" not in red["chosen"]:
                     series[(ds, label, m)] = _per_seed(ok, m, red["chosen"])
     tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
@@ -235,7 +238,7 @@ def counted(tidy: pd.DataFrame) -> pd.DataFrame:
 
 
 TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
-                "params_rule", "oracle", "chosen", "flags", "derived", "na_reason", "vs", "p_value", "se"]
+                "params_rule", "oracle", "chosen", "flags", "derived", "na_reason", "vs", "p_value", "se", "at_budget"]
 
 
 def _compare(tidy: pd.DataFrame, series: dict, spec: dict, skip: set = frozenset()) -> None:
@@ -292,6 +295,9 @@ def _cell(r, tex: bool = False) -> str:
         s += f" {pm} {r['std']:.3f}"
     if r["oracle"]:
         s += r"$^\dagger$" if tex else " †"
+    share = r.get("at_budget")
+    if isinstance(share, float) and share > 0:
+        s += rf"$^\ddagger${100 * share:.0f}\%" if tex else f" ‡{100 * share:.0f}%"
     if r.get("vs") in MARKS:
         s += " " + MARKS[r["vs"]][int(tex)]
     state = r.get("reference_state")
@@ -339,6 +345,10 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
                  " difference of the two means, ≠ beyond them (a cell without seed noise must be identical).")
     if tidy["oracle"].any():
         text += " † oracle choice: the best parameter setting by the true labels (as the paper does)."
+    if "at_budget" in tidy.columns and (tidy["at_budget"].fillna(0) > 0).any():
+        text += (" ‡p%: p % of the runs behind the value stopped at their budget before their own stopping rule"
+                 " held (ODMC: max_iter steps with the duality gap above gap_tol; LG-MMC: max_labels with a"
+                 " violated label left): the value is what that budget reaches, not the converged method's.")
     if tidy["vs"].isin(["win", "tie", "loss"]).any():
         text += (" • / ∘: the reference column is significantly better / worse (paired t-test over the repeats"
                  " at 95%); w/t/l rows count its wins, ties and losses.")
