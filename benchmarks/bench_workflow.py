@@ -90,11 +90,16 @@ def report(wf: Path, groups: list[list[dict]], wall: float | None = None) -> Non
         if log and (wf / log).is_file():
             per_rule[rule]["body_s"] += body_seconds(wf / log) or 0.0
     fit_cpu, fit_wall, job_cpu, jobs = defaultdict(float), defaultdict(float), defaultdict(float), defaultdict(int)
+    by_group = defaultdict(lambda: [0, 0.0])   # (experiment, algorithm, data set) -> fits, fit CPU seconds
     for recs in groups:
         exp = recs[0]["experiment"]
         jobs[exp] += 1
-        fit_cpu[exp] += sum(r.get("cpu_seconds") or 0.0 for r in recs)
         fit_wall[exp] += sum(r.get("fit_seconds") or 0.0 for r in recs)
+        for r in recs:
+            cpu = r.get("cpu_seconds") or 0.0
+            fit_cpu[exp] += cpu
+            key = by_group[f"{exp} {r['algorithm']} {r['dataset']}"]
+            key[0], key[1] = key[0] + 1, key[1] + cpu
     for f in (data / "benchmarks" / "runs").rglob("*.tsv"):
         exp = f.relative_to(data / "benchmarks" / "runs").parts[0]
         row = f.read_text().splitlines()[1].split("\t")
@@ -120,12 +125,6 @@ def report(wf: Path, groups: list[list[dict]], wall: float | None = None) -> Non
     emit(bench="workflow_total", jobs=len(walls), est_jobs=total.jobs, wall_s=wall,
          job_wall_sum_s=round(sum(w for _, w, _ in walls.values()), 1),
          run_job_cpu_outside_fits_s=round(outside, 2), JOB_SECONDS=JOB_SECONDS)
-    by_group = defaultdict(lambda: [0, 0.0])   # (experiment, algorithm, data set) -> fits, fit CPU seconds
-    for recs in groups:
-        for r in recs:
-            key = f"{r['experiment']} {r['algorithm']} {r['dataset']}"
-            by_group[key][0] += 1
-            by_group[key][1] += r.get("cpu_seconds") or 0.0
     largest = sorted(by_group.items(), key=lambda x: -x[1][1])[:8]
     return {"jobs": len(walls), "run_jobs": sum(jobs.values()), "fit_cpu_s": round(sum(fit_cpu.values()), 1),
             "job_cpu_s": round(sum(job_cpu.values()), 1),

@@ -88,8 +88,7 @@ def read_json(path: str | os.PathLike, what: str):
     try:
         return json.loads(text)
     except ValueError as exc:
-        raise CorruptFile(f"{path} is not a readable {what} (not JSON: {exc}): it is truncated or was "
-                          "overwritten; the command that wrote it writes it again") from None
+        raise corrupt(path, what, exc) from None
 
 
 @contextlib.contextmanager

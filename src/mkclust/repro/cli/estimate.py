@@ -36,19 +36,15 @@ def main(argv=None) -> int:
     if args.backtest and not args.archive:
         ap.error("--backtest needs --archive (the archive whose pieces it prices)")
     if args.archive:
+        from mkclust.repro import calibration
         A.require(args.archive)
-    if args.archive and args.backtest:
-        from mkclust.repro import calibration
-        table = calibration.backtest(args.archive, p, progress=lambda name: print(
-            f"calibrating on the pieces before {name}", file=sys.stderr, flush=True))
-        print(calibration.format_backtest(table))
-        return 0
-    if args.archive and args.measured:
-        from mkclust.repro import calibration
-        print(calibration.format_measured(calibration.measured(args.archive, p)))
-        return 0
-    if args.archive:
-        from mkclust.repro import calibration
+        if args.backtest:
+            print(calibration.format_backtest(calibration.backtest(args.archive, p, progress=lambda name: print(
+                f"calibrating on the pieces before {name}", file=sys.stderr, flush=True))))
+            return 0
+        if args.measured:
+            print(calibration.format_measured(calibration.measured(args.archive, p)))
+            return 0
         cal, table = calibration.from_archive(args.archive, p)
         if args.calibration:
             print(calibration.format_ratios(table))

@@ -68,8 +68,7 @@ def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
 def _per_seed(ok: pd.DataFrame, metric: str, chosen: str) -> pd.Series:
     """A cell's value per seed, for the significance tests: the runs of the chosen parameter set, or
     (for a mean over the grid) the mean over parameter sets per seed."""
-    h = ok[ok["param_id"] == chosen] if chosen in set(ok["param_id"]) else ok
-    return h.groupby("seed")[metric].mean()
+    return behind(ok, chosen, metric).groupby("seed")[metric].mean()
 
 
 def paired_outcome(ref: pd.Series, other: pd.Series, alpha: float = 0.05) -> tuple[str, float]:
