@@ -297,7 +297,9 @@ def test_dataset_cli_offline(monkeypatch, tmp_path, capsys):
     shown = __import__("json").loads(capsys.readouterr().out)
     assert shown["paper"][0]["n"] == 188 and shown["raw_files"][0]["path"] == "colic/colic.arff"
     assert shown["raw_files"][0]["present"] is None and not calls
-    assert cli.main(["--show", "nope"]) == 2
+    from mkclust._cli import run_tool     # an unknown name: one line and status 2, as the command ends
+    assert run_tool(cli.main, ["--show", "nope"], cli.PROG) == 2
+    assert "unknown dataset 'nope'" in capsys.readouterr().err
     monkeypatch.undo()
     monkeypatch.delenv(dl.MIRROR_ENV, raising=False)
     calls = _offline(monkeypatch)

@@ -63,8 +63,9 @@ CASES = {
                                    "has no <!-- archive-pieces:begin -->"),
     "results: no run": (["results", "--figures", "{t}/none"], "run_summary.json: not found"),
     "results: summary not JSON": (["results", "--figures", "{t}/figs"], "is not a readable run summary"),
-    "results: no markers": (["results", "--figures", str(REPO / "results/paper/pages"), "--readme", "{t}/doc.md"],
-                            "has no <!-- results:begin -->"),
+    # results/benchmark/pages: its run summary is committed (the reference run's is not, .gitignore)
+    "results: no markers": (["results", "--figures", str(REPO / "results/benchmark/pages"), "--readme", "{t}/doc.md"],
+                            "has no <!-- benchmark:begin -->"),
 }
 
 
