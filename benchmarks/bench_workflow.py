@@ -98,8 +98,9 @@ def report(wf: Path, groups: list[list[dict]], wall: float | None = None) -> Non
         for r in recs:
             cpu = r.get("cpu_seconds") or 0.0
             fit_cpu[exp] += cpu
-            key = by_group[f"{exp} {r['algorithm']} {r['dataset']}"]
-            key[0], key[1] = key[0] + 1, key[1] + cpu
+            tally = by_group[f"{exp} {r['algorithm']} {r['dataset']}"]
+            tally[0] += 1
+            tally[1] += cpu
     for f in (data / "benchmarks" / "runs").rglob("*.tsv"):
         exp = f.relative_to(data / "benchmarks" / "runs").parts[0]
         row = f.read_text().splitlines()[1].split("\t")
