@@ -53,6 +53,8 @@ CASES = {
     "archive: no archive": (["archive", "missing", "{t}/none", TINY], "no results archive there"),
     "archive: manifest not JSON": (["archive", "missing", "{t}/not_json", TINY], "is not a manifest"),
     "archive: a changed piece": (["archive", "pieces", "{t}/changed"], "differs from its manifest's sha256"),
+    "archive: pieces of no archive": (["archive", "pieces", "{t}/none"], "no results archive there"),
+    "archive: pieces of a folder without pieces": (["archive", "pieces", "{t}/empty_data"], "no piece there"),
     "archive: no such piece": (["archive", "drop", "{t}/changed", "--piece", "p9", "--groups", "{t}/doc.md",
                                 "--reason", "r", TINY], "p9/manifest.json: No such file or directory"),
     "archive: nothing to add": (["archive", "add", "{t}/new", "--piece", "x", "--data", "{t}/empty_data", TINY],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mkclust._io import atomic_open
-from mkclust.repro.archive import pieces
+from mkclust.repro.archive import pieces, require
 
 
 PIECES_BEGIN, PIECES_END = "<!-- archive-pieces:begin -->", "<!-- archive-pieces:end -->"
@@ -15,8 +15,12 @@ PIECES_BEGIN, PIECES_END = "<!-- archive-pieces:begin -->", "<!-- archive-pieces
 def pieces_markdown(archive: str | Path) -> str:
     """Every piece of the archive as a markdown table, from the manifests alone (what each piece holds
     and why is its manifest's ``note``): commit, date archived, run groups, runs, fit CPU, and the
-    groups dropped from it or marked stale since; a last row sums them."""
-    mans = pieces(archive)
+    groups dropped from it or marked stale since; a last row sums them. A folder without pieces (most
+    likely a mistyped path) is an error."""
+    mans = pieces(require(archive))
+    if not mans:
+        raise FileNotFoundError(2, "no piece there (a results archive holds folders with a manifest.json each)",
+                                str(archive))
     rows = ["| piece | commit | archived | run groups | runs | fit CPU h | since |", "|---|---|---|---|---|---|---|"]
     for man in mans:
         dropped = sum(len(d["groups"]) for d in man.get("dropped", []))
