@@ -364,3 +364,23 @@ def test_float32_factors_give_the_float64_numbers_to_float32_rounding(banks):
         a = make().fit(low.combine(w) if single else low).labels_
         b = make().fit(f32.combine(w) if single else f32).labels_
         assert adjusted_rand_score(a, b) == 1.0
+
+
+def test_single_precision_lanczos_started_from_another_points_vectors(banks, monkeypatch):
+    """SimpleMKKM's line search starts each point's Lanczos from the sum of the previous point's
+    eigenvectors (``eigen(k, start=...)``): the start is the vector ARPACK gets, and the eigenpairs are
+    the cold start's (sum to 1e-10, subspace to 1e-6)."""
+    low, _, _ = banks
+    low32 = LowRankBank([F.astype(np.float32) for F in low.factors])
+    monkeypatch.setattr(lowrank, "DENSE_SIDE", 20)
+    before = low32.combine(np.array([0.2, 0.2, 0.2, 0.2, 0.2])).eigen(4)
+    w = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    cold = low32.combine(w).eigen(4)
+    seen = []
+    eigsh = scipy.sparse.linalg.eigsh
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", lambda *a, **kw: seen.append(kw["v0"]) or eigsh(*a, **kw))
+    warm = low32.combine(w).eigen(4, start=before)
+    start = before.U.sum(axis=1)
+    assert len(seen) == 1 and np.allclose(seen[0], start / np.linalg.norm(start))
+    assert warm.value == pytest.approx(cold.value, rel=1e-10)
+    assert np.allclose(np.linalg.svd(warm.H.T @ cold.H, compute_uv=False), 1.0, atol=1e-6)

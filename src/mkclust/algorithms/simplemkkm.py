@@ -125,7 +125,7 @@ class SimpleMKKM(KernelFamilyBase):
             def along(t):
                 point = np.clip(gamma + t * d, 0.0, None)
                 point /= point.sum()
-                seen[t] = (point, eigen(K, point**2, k))
+                seen[t] = (point, eigen(K, point**2, k, start=sol))   # Lanczos from the current point's vectors
                 return seen[t][1].value
 
             res = scipy.optimize.minimize_scalar(along, bounds=(0.0, t_max), method="bounded",
