@@ -256,8 +256,8 @@ class LowRankBank:
     def eigen(self, k: int, start: "Leading | None" = None) -> "Leading":
         """:meth:`leading` as a :class:`Leading`: on the R x R side the n x k eigenvectors are formed
         only if read, and the kernels' traces against them come from the cross Gram matrix. ``start``, the
-        leading eigenpairs of another combination of the same factors (a line search's previous point),
-        starts the single-precision Lanczos from the sum of its vectors (:func:`_lanczos_single`)."""
+        leading eigenpairs of another combination of the same factors (the point a line search starts
+        from), starts the single-precision Lanczos from the sum of its vectors (:func:`_lanczos_single`)."""
         self._single_only("leading")
         from mkclust.kernel_functions import top_eigh
         n, R = self.n_samples, int(sum(self.ranks))
@@ -316,8 +316,9 @@ def _lanczos_single(M32: np.ndarray, M: np.ndarray, s: np.ndarray, k: int, v0: n
     default), 4.9 CPU s. Measured there (2026-12-06, one thread, a weight step of 0.1 % from the
     end point), products / CPU s / relative error of the sum after the double-precision Ritz step:
     tolerance 1e-8, 21 vectors, started from sqrt(w): 190 / 4.7 / 0; tolerance 1e-5, 40 vectors
-    (:data:`LANCZOS_NCV`): 115 / 2.9 / 1e-13; the same started from ``v0``, the sum of the previous
-    point's eigenvectors (``start`` of :meth:`LowRankBank.eigen`): 66 / 1.8 / 3.5e-10. At 10 % of the
+    (:data:`LANCZOS_NCV`): 115 / 2.9 / 1e-13; the same started from ``v0``, the sum of the eigenvectors
+    at the end point (``start`` of :meth:`LowRankBank.eigen`; SimpleMKKM gives the point its line
+    search starts from): 66 / 1.8 / 3.5e-10. At 10 % of the
     way from the equal weights: 96 / 2.5 / 2e-13 against 86 / 2.3 / 2e-14; at the equal weights (a
     large gap) 35 against 41 products, the same values to 1e-15. (LOBPCG from the previous vectors
     took 21-46 iterations, 1.7-3.1 s, at the first point; with extra random vectors more.)"""

@@ -367,9 +367,9 @@ def test_float32_factors_give_the_float64_numbers_to_float32_rounding(banks):
 
 
 def test_single_precision_lanczos_started_from_another_points_vectors(banks, monkeypatch):
-    """SimpleMKKM's line search starts each point's Lanczos from the sum of the previous point's
-    eigenvectors (``eigen(k, start=...)``): the start is the vector ARPACK gets, and the eigenpairs are
-    the cold start's (sum to 1e-10, subspace to 1e-6)."""
+    """SimpleMKKM's line search starts each point's Lanczos from the sum of the eigenvectors at the
+    point the search starts from (``eigen(k, start=...)``): the start is the vector ARPACK gets, and
+    the eigenpairs are the cold start's (sum to 1e-10, subspace to 1e-6)."""
     low, _, _ = banks
     low32 = LowRankBank([F.astype(np.float32) for F in low.factors])
     monkeypatch.setattr(lowrank, "DENSE_SIDE", 20)

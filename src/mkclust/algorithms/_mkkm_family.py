@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 
 from mkclust.algorithms.base import BaseClusterer, COMMON_CONSTRAINTS, NONNEG, POSITIVE_INT, StrOptions, batch_groups
 from mkclust.kernel_functions import top_eigh
-from mkclust.lowrank import Leading, LowRankBank
+from mkclust.lowrank import LowRankBank
 
 #: the kernel preparations: "paper" takes the bank as given (the benchmark's kernels have a unit
 #: diagonal already); "authors" centres each kernel and scales it to a unit diagonal, and normalises
@@ -86,7 +86,7 @@ def eigen(K, weights: np.ndarray, k: int, start=None):
     only when read (:class:`mkclust.lowrank.Leading`), and ``start`` (this function's result at
     other weights) starts its Lanczos there (dense banks: LAPACK, no start)."""
     if isinstance(K, LowRankBank):
-        return K.combine(weights).eigen(k, start if isinstance(start, Leading) else None)
+        return K.combine(weights).eigen(k, start)
     return _DenseLeading(K, weights, k)
 
 
