@@ -279,8 +279,7 @@ class LowRankBank:
         if R <= DENSE_SIDE or k >= R - 1:
             lam, U = top_eigh(s[:, None] * M * s[None, :], k)
         elif any(F.dtype == np.float32 for F in self.factors):
-            v0 = None if start is None or start.U is None or start.U.shape[0] != R else start.U.sum(axis=1)
-            lam, U = _lanczos_single(self.cross_gram(np.float32), M, s, k, v0)
+            lam, U = _lanczos_single(self.cross_gram(np.float32), M, s, k, None if start is None else start.U)
         else:
             op = scipy.sparse.linalg.LinearOperator((R, R), matvec=lambda v: s * (M @ (s * v.ravel())),
                                                     dtype=np.float64)
@@ -300,7 +299,7 @@ SINGLE_TOL = 1e-5
 LANCZOS_NCV = 40
 
 
-def _lanczos_single(M32: np.ndarray, M: np.ndarray, s: np.ndarray, k: int, v0: np.ndarray | None = None):
+def _lanczos_single(M32: np.ndarray, M: np.ndarray, s: np.ndarray, k: int, start: np.ndarray | None = None):
     """The k leading eigenpairs of S M S (S = diag(s)) for factors stored in float32: Lanczos with
     the products in single precision (M32, half the bytes read per product: the products are bound by
     memory), then one Rayleigh-Ritz step in double precision on the vectors it found (one product
@@ -316,8 +315,8 @@ def _lanczos_single(M32: np.ndarray, M: np.ndarray, s: np.ndarray, k: int, v0: n
     default), 4.9 CPU s. Measured there (2026-12-06, one thread, a weight step of 0.1 % from the
     end point), products / CPU s / relative error of the sum after the double-precision Ritz step:
     tolerance 1e-8, 21 vectors, started from sqrt(w): 190 / 4.7 / 0; tolerance 1e-5, 40 vectors
-    (:data:`LANCZOS_NCV`): 115 / 2.9 / 1e-13; the same started from ``v0``, the sum of the eigenvectors
-    at the end point (``start`` of :meth:`LowRankBank.eigen`; SimpleMKKM gives the point its line
+    (:data:`LANCZOS_NCV`): 115 / 2.9 / 1e-13; the same started from the sum of ``start``, the eigenvectors
+    (R x k) at the end point (``start`` of :meth:`LowRankBank.eigen`; SimpleMKKM gives the point its line
     search starts from): 66 / 1.8 / 3.5e-10. At 10 % of the
     way from the equal weights: 96 / 2.5 / 2e-13 against 86 / 2.3 / 2e-14; at the equal weights (a
     large gap) 35 against 41 products, the same values to 1e-15. (LOBPCG from the previous vectors
@@ -326,7 +325,8 @@ def _lanczos_single(M32: np.ndarray, M: np.ndarray, s: np.ndarray, k: int, v0: n
     op = scipy.sparse.linalg.LinearOperator(
         M.shape, matvec=lambda v: s * np.asarray(M32 @ (s * v.ravel()).astype(np.float32), dtype=np.float64),
         dtype=np.float64)
-    v0 = s if v0 is None or not np.any(v0) else v0
+    v0 = s if start is None or start.shape[0] != s.size else start.sum(axis=1)   # sqrt(w): a cold start
+    v0 = v0 if np.any(v0) else s
     _, V = scipy.sparse.linalg.eigsh(op, k=k, which="LA", v0=v0 / np.linalg.norm(v0), tol=SINGLE_TOL, ncv=ncv)
     Q = np.linalg.qr(V)[0]
     T = Q.T @ (s[:, None] * (M @ (s[:, None] * Q)))
