@@ -88,7 +88,7 @@ BANK_OPTIONS = {
              "widths": optional(positive_list)},
     "rmkkm12": {"t0": positive_list, "normalize": NORMALIZE},
     "scmk12": {"t": positive_list, "normalize": NORMALIZE},
-    "gauss_grid": {"widths": positive_list, "reference": one_of("mean", "median", "max", "none"),
+    "gauss_grid": {"widths": positive_list, "reference": one_of("mean", "median", "max", "mean_distance", "none"),
                    "normalize": NORMALIZE, "linear": boolean},
     "views_linear": {"views": view_blocks, "normalize": NORMALIZE},
     "views_lg": {"views": view_blocks, "normalize": NORMALIZE},

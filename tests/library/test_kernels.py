@@ -325,7 +325,7 @@ def test_minmax_scales_each_column_onto_minus_one_one_like_svm_scale():
     ("mkc3", {"d": 0}, r"d must be an integer >= 1"),
     ("rmkkm12", {"t0": [0.1, float("nan")]}, r"t0 must be positive and finite"),
     ("scmk12", {"t": "0.1"}, r"t must be a non-empty list"),
-    ("gauss_grid", {"reference": "mode"}, r"reference must be one of mean, median, max, none"),
+    ("gauss_grid", {"reference": "mode"}, r"reference must be one of mean, median, max, mean_distance, none"),
     ("gauss_grid", {"linear": "yes"}, r"linear must be true or false"),
     ("mkc3", {"normalize": "l2"}, r"normalize must be one of"),
     ("views_linear", {"views": [[3, 1]]}, r"views: a block is .* 0 <= start < stop"),
@@ -351,3 +351,22 @@ def test_every_registered_bank_has_its_options_listed():
         taken = set(inspect.signature(spec.build).parameters) - {"X", "G", "D"}
         assert set(BANK_OPTIONS[name]) == taken, name
 
+
+
+def test_gauss_grid_mean_distance_reference_is_the_mean_unsquared_distance(X):
+    """``reference: mean_distance`` (the ODMC paper's "gamma is the average distance between
+    instances", read word for word): sigma = w sqrt(mean of the pairwise distances, i != j), checked
+    against scipy's pdist and the kernel's entries against exp(-d^2 / (2 sigma^2)) computed here; the
+    default reference (the mean squared distance) gives wider kernels on the same data."""
+    from scipy.spatial.distance import pdist, squareform
+
+    Z = kernels.apply_preprocess(X, "minmax")
+    d = pdist(Z)
+    bank = build_bank("gauss_grid", X, preprocess="minmax", widths=[0.5, 2.0], reference="mean_distance")
+    sigmas = [0.5 * np.sqrt(d.mean()), 2.0 * np.sqrt(d.mean())]
+    np.testing.assert_allclose(bank.meta["sigmas"], sigmas, rtol=1e-10)
+    for k, s in zip(bank.K, sigmas):
+        np.testing.assert_allclose(k, np.exp(-squareform(d) ** 2 / (2 * s**2)), atol=1e-10)
+    ours = build_bank("gauss_grid", X, preprocess="minmax", widths=[0.5, 2.0])
+    assert d.mean() > 1   # then mean d^2 >= (mean d)^2 > mean d: the default's sigmas are the wider
+    assert np.all(np.array(ours.meta["sigmas"]) > np.array(sigmas))
