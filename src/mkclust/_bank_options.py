@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from mkclust.kernel_functions import NORMALIZATIONS
+from mkclust.kernel_functions import GAUSS_REFERENCES, NORMALIZATIONS
 
 
 def _number(v) -> bool:
@@ -88,7 +88,7 @@ BANK_OPTIONS = {
              "widths": optional(positive_list)},
     "rmkkm12": {"t0": positive_list, "normalize": NORMALIZE},
     "scmk12": {"t": positive_list, "normalize": NORMALIZE},
-    "gauss_grid": {"widths": positive_list, "reference": one_of("mean", "median", "max", "mean_distance", "none"),
+    "gauss_grid": {"widths": positive_list, "reference": one_of(*GAUSS_REFERENCES),
                    "normalize": NORMALIZE, "linear": boolean},
     "views_linear": {"views": view_blocks, "normalize": NORMALIZE},
     "views_lg": {"views": view_blocks, "normalize": NORMALIZE},

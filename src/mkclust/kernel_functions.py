@@ -186,6 +186,17 @@ NORMALIZATIONS: dict[str, Callable[[np.ndarray], np.ndarray] | None] = {
     "feature_sqdist": rescale_feature_sqdist,
 }
 
+#: the reference scale of a Gaussian width grid, sigma = w sqrt(ref), from the off-diagonal squared
+#: distances: their mean (default), median or max; the mean of the distances themselves
+#: (``mean_distance``, the ODMC paper's sentence read word for word); or 1 (``none``: absolute sigmas)
+GAUSS_REFERENCES: dict[str, Callable[[np.ndarray], float]] = {
+    "mean": np.mean,
+    "median": np.median,
+    "max": np.max,
+    "mean_distance": lambda off: np.sqrt(np.maximum(off, 0.0)).mean(),
+    "none": lambda off: 1.0,
+}
+
 
 def _normalize(K: np.ndarray, how: str | None) -> np.ndarray:
     how = "none" if how is None else how

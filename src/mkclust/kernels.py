@@ -24,7 +24,7 @@ from mkclust._factor_banks import FEATURE_NORMALIZATIONS, landmark_factors, nyst
 from mkclust._io import atomic_savez, read_npz
 from mkclust._validation import check_features
 from mkclust.kernel_functions import (  # noqa: F401  (re-exported: the public kernel functions)
-    GAUSSIAN_CONVENTIONS, NORMALIZATIONS, PREPROCESS, _normalize, _row_sq_norms, _symmetrize, apply_preprocess,
+    GAUSS_REFERENCES, GAUSSIAN_CONVENTIONS, NORMALIZATIONS, PREPROCESS, _normalize, _row_sq_norms, _symmetrize, apply_preprocess,
     center_kernel, combine, cosine_kernel, feature_map, gaussian_from_sqdist, gaussian_kernel,
     gaussian_scale, gram, linear_kernel, normalize_centered_trace, normalize_trace,
     normalize_unit_diagonal, polynomial_from_gram, polynomial_kernel, principal_directions,
@@ -204,11 +204,9 @@ def _bank_gauss_grid(X, G, D, widths: Sequence[float] = GAUSS_GRID_WIDTHS,
     distance, keeps sigma in the features' units; on the ODMC paper's sets the literal reading's sigmas
     are 0.42-0.90 of it, about one step of the width grid narrower (docs/papers.md, ODMC)."""
     off = D[~np.eye(*D.shape, dtype=bool)]  # square, or a Nystroem block with the self pairs on its diagonal
-    refs = {"mean": lambda: off.mean(), "median": lambda: np.median(off), "max": lambda: off.max(),
-            "mean_distance": lambda: np.sqrt(np.maximum(off, 0.0)).mean(), "none": lambda: 1.0}
-    if reference not in refs:
-        raise ValueError(f"reference must be one of {sorted(refs)}, got {reference!r}")
-    ref = float(refs[reference]()) if off.size else 1.0
+    if reference not in GAUSS_REFERENCES:
+        raise ValueError(f"reference must be one of {sorted(GAUSS_REFERENCES)}, got {reference!r}")
+    ref = float(GAUSS_REFERENCES[reference](off)) if off.size else 1.0
     sigmas = [float(w) * np.sqrt(ref) for w in widths]
     kernels = (gaussian_from_sqdist(D, s, "sigma") for s in sigmas)
     names = [f"gauss(w={w:g},ref={reference})" for w in widths]  # sigma = w * sqrt(ref)

@@ -352,7 +352,6 @@ def test_every_registered_bank_has_its_options_listed():
         assert set(BANK_OPTIONS[name]) == taken, name
 
 
-
 def test_gauss_grid_mean_distance_reference_is_the_mean_unsquared_distance(X):
     """``reference: mean_distance`` (the ODMC paper's "gamma is the average distance between
     instances", read word for word): sigma = w sqrt(mean of the pairwise distances, i != j), checked
