@@ -24,7 +24,8 @@ from mkclust._factor_banks import FEATURE_NORMALIZATIONS, landmark_factors, nyst
 from mkclust._io import atomic_savez, read_npz
 from mkclust._validation import check_features
 from mkclust.kernel_functions import (  # noqa: F401  (re-exported: the public kernel functions)
-    GAUSS_REFERENCES, GAUSSIAN_CONVENTIONS, NORMALIZATIONS, PREPROCESS, _normalize, _row_sq_norms, _symmetrize, apply_preprocess,
+    GAUSS_REFERENCES, GAUSSIAN_CONVENTIONS, NORMALIZATIONS, PREPROCESS, _normalize, _row_sq_norms, _symmetrize,
+    apply_preprocess,
     center_kernel, combine, cosine_kernel, feature_map, gaussian_from_sqdist, gaussian_kernel,
     gaussian_scale, gram, linear_kernel, normalize_centered_trace, normalize_trace,
     normalize_unit_diagonal, polynomial_from_gram, polynomial_kernel, principal_directions,
