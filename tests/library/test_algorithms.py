@@ -262,6 +262,51 @@ def test_sc_with_the_authors_kmeans_is_a_lloyd_fixed_point_of_the_floored_rows(b
     assert est.objective_ <= first + 1e-9
 
 
+def test_full_eigensolver_is_the_first_columns_of_the_whole_decomposition(blobs):
+    """eigensolver="full" (SC.m's eig(L)): the first c columns of the whole eigendecomposition of
+    L = D - W, checked against numpy's eigh (an independent LAPACK call); where the c-th and (c+1)-th
+    eigenvalues are apart it spans the subspace the "leading" solver finds and gives the same partition."""
+    X, y = blobs
+    W = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 2.0)
+    kw = dict(laplacian="unnormalized", negative="keep", kmeans_init="sample", max_iter=100, norm_floor=1e-14,
+              random_state=3)
+    full = SpectralClustering(3, eigensolver="full", **kw).fit(W)
+    lead = SpectralClustering(3, **kw).fit(W)
+    lam, V = np.linalg.eigh(np.diag(W.sum(1)) - W)
+    assert lam[3] - lam[2] > 1e-3
+    np.testing.assert_allclose(full.eigenvalues_, lam[:3], atol=1e-10)
+    U = V[:, :3]
+    rows = U / np.linalg.norm(U, axis=1)[:, None]
+    np.testing.assert_allclose(full.embedding_ @ full.embedding_.T, rows @ rows.T, atol=1e-8)
+    np.testing.assert_allclose(full.embedding_ @ full.embedding_.T, lead.embedding_ @ lead.embedding_.T, atol=1e-8)
+    assert metrics.acc(lead.labels_, full.labels_) == 1.0 and metrics.acc(y, full.labels_) == 1.0
+
+
+def test_full_eigensolver_takes_a_basis_of_the_null_space_when_it_is_larger_than_c():
+    """A near-identity affinity (the narrowest Gaussian of the 12-kernel bank): L has as many zero
+    eigenvalues (to rounding) as the graph has components, more than c, so each solver returns some
+    orthonormal basis inside that null space (L U = 0 to rounding), not necessarily the same one."""
+    import mkclust.algorithms.spectral as spectral
+
+    W = np.eye(40) + 1e-90
+    W[0, 1] = W[1, 0] = W[2, 3] = W[3, 2] = 0.5   # 38 components
+    L = np.diag(W.sum(1)) - W
+    assert (np.abs(scipy.linalg.eigvalsh(L)) < 1e-12).sum() == 38
+    for solver in ("leading", "full"):
+        U, lam = spectral.unnormalized_laplacian_embedding(W, 3, solver)
+        np.testing.assert_allclose(U.T @ U, np.eye(3), atol=1e-12)
+        assert np.abs(L @ U).max() < 1e-12 and np.abs(lam).max() < 1e-12
+        est = SpectralClustering(3, laplacian="unnormalized", eigensolver=solver, random_state=0).fit(W)
+        assert est.labels_.shape == (40,)
+
+
+def test_full_eigensolver_needs_the_unnormalised_laplacian():
+    with pytest.raises(ValueError, match="eigensolver='full'"):
+        SpectralClustering(2, eigensolver="full").fit(np.eye(3) + 0.1)
+    with pytest.raises(ValueError, match="eigensolver"):
+        SpectralClustering(2, laplacian="unnormalized", eigensolver="lapack").fit(np.eye(3) + 0.1)
+
+
 def test_unnormalized_laplacian_options_are_checked():
     W = np.array([[1.0, -0.5], [-0.5, 1.0]])
     with pytest.raises(ValueError, match="unnormalized"):
