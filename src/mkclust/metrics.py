@@ -11,6 +11,9 @@
   clustering accuracy. This is the same number as :func:`purity`; both names are kept because the
   papers use both. It is never below the majority-class rate.
 - :func:`purity`: sum over clusters of the largest class count, divided by n.
+- :func:`inverse_purity`: sum over classes of the largest cluster count, divided by n: the "purity"
+  the SCMK authors' code prints (it calls ``ClusteringMeasure(actual_ids, s)`` with the cluster labels
+  where that function takes the classes). Not stored in run records; docs/papers.md (SCMK) measures it.
 - :func:`nmi`: normalised mutual information. The default ``average_method="max"`` divides MI by
   max(H(U), H(V)), as the RMKKM authors' evaluation code does (github.com/csliangdu/RMKKM);
   ``"arithmetic"`` (scikit-learn's default), ``"geometric"`` and ``"min"`` are available.
@@ -58,6 +61,14 @@ def purity(labels_true, labels_pred) -> float:
     t, p = _pair(labels_true, labels_pred)
     C = contingency_matrix(t, p)
     return float(C.max(axis=0).sum() / t.size)
+
+
+def inverse_purity(labels_true, labels_pred) -> float:
+    """Purity with classes and clusters swapped: every class counts its most frequent cluster, so one
+    cluster scores 1. What the SCMK authors' scripts print as purity (module docstring)."""
+    t, p = _pair(labels_true, labels_pred)
+    C = contingency_matrix(t, p)
+    return float(C.max(axis=1).sum() / t.size)
 
 
 def majority_acc(labels_true, labels_pred) -> float:

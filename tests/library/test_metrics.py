@@ -12,6 +12,9 @@ def test_acc_and_purity_hand_computed():
     assert metrics.purity(t, p) == pytest.approx(5 / 6)
     assert metrics.majority_acc(t, p) == pytest.approx(5 / 6)
     assert metrics.acc(t, p) == pytest.approx(4 / 6)
+    # inverse purity: classes' largest clusters 3 + 1 = 4; one cluster scores 1 whatever the classes
+    assert metrics.inverse_purity(t, p) == pytest.approx(4 / 6) == metrics.purity(p, t)
+    assert metrics.inverse_purity(t, [0] * 6) == 1.0 and metrics.purity(t, [0] * 6) == pytest.approx(4 / 6)
 
 
 def test_acc_invariant_to_relabelling():
