@@ -329,6 +329,29 @@ def test_groups_the_configuration_no_longer_plans_are_dropped_by_name(archive, t
     pd.testing.assert_frame_equal(rows["by_name"].reset_index(drop=True), rows["planned"].reset_index(drop=True))
 
 
+def test_an_unplanned_group_whose_name_says_no_parameters_is_refused(archive, tmp_path):
+    """A batched group's id can be a digest (p-...): once the configuration no longer plans it, its name
+    matches no rows, and dropping it by name would leave its rows in the piece under no group. It is
+    refused, and the piece is left as it was."""
+    copy = tmp_path / "copy"
+    shutil.copytree(archive, copy)
+    man_path = copy / "all" / "manifest.json"
+    man = json.loads(man_path.read_text())
+    real = sorted(man["groups"])[0]
+    digest = "/".join(real.split("/")[:4] + ["p-0123456789ab"])
+    man["groups"].append(digest)
+    man_path.write_text(json.dumps(man, indent=1) + "\n")
+    before = {f.name: f.read_bytes() for f in (copy / "all").iterdir()}
+
+    class NoLongerPlanned:
+        def run_groups(self):
+            return {}
+
+    with pytest.raises(ValueError, match="configuration that planned them"):
+        drop_groups(copy, "all", NoLongerPlanned(), [digest], "a fixed parameter changed")
+    assert {f.name: f.read_bytes() for f in (copy / "all").iterdir()} == before
+
+
 def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tiny_plan, tmp_path_factory):
     """The tiny run compared with its own archive: every cell identical; with an archive whose k-means
     runs on digits1v7 were moved by 0.3, exactly that cell differs, named in the table, the verdict and

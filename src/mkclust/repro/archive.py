@@ -253,11 +253,23 @@ def drop_groups(archive: str | Path, piece: str, plan, names: list[str], reason:
     # a group the configuration no longer plans (a fixed parameter changed, and with it the group's
     # name): its rows by name, a batched parameter ("each") matching any value
     unplanned = [tuple(n.split("/", 4)) for n in names if n not in planned]
-    files, cpu, runs = {}, 0.0, 0
+    kept, matched = {}, set()
     for name in sorted(man["files"]):
         df = read_csv_exact(folder / name)
-        df = df[[k not in gone and not any(_in_group(k, g) for g in unplanned)
-                 for k in df[RUN_KEY].itertuples(index=False, name=None)]]
+        keep = []
+        for k in df[RUN_KEY].itertuples(index=False, name=None):
+            hit = [g for g in unplanned if _in_group(k, g)]
+            matched.update(hit)
+            keep.append(k not in gone and not hit)
+        kept[name] = df[keep]
+    unmatched = ["/".join(g) for g in unplanned if g not in matched]
+    if unmatched:
+        # a batched group's id that is a digest (p-...) names no parameter values to match rows by
+        raise ValueError(f"no rows of piece {piece} match {', '.join(unmatched[:3])}: the configuration no longer "
+                         "plans them and their names do not say their runs' parameters; drop them with the "
+                         "configuration that planned them (a worktree at the commit they were computed at)")
+    files, cpu, runs = {}, 0.0, 0
+    for name, df in kept.items():
         if df.empty:
             (folder / name).unlink()
             continue
