@@ -283,6 +283,23 @@ def test_table_with_win_tie_loss_rows_and_na_cells(tmp_path):
     assert "| ODMC: w/t/l | acc | 1/1/0 |" in md  # KM: one win, one tie; GMMC N/A is not counted
 
 
+def test_each_cell_is_built_from_its_own_data_sets_runs_in_any_row_order():
+    """build_table splits the runs by data set once: a table of interleaved, shuffled runs has the cells of
+    each data set's table built alone (values, runs counted, tests against the reference column)."""
+    spec = {"metrics": ["acc", "ri"], "compare": {"against": "ODMC"},
+            "columns": {"KM": {"algorithm": "KM"}, "GMMC": {"algorithm": "GMMC"}, "ODMC": {"algorithm": "ODMC"}}}
+    runs_ = significance_runs()
+    keys = ["dataset", "column", "metric"]
+    whole = build_table(runs_.sample(frac=1.0, random_state=3), spec).set_index(keys)
+    alone = pd.concat([build_table(runs_[runs_["dataset"] == ds], spec) for ds in ("b", "a")]).set_index(keys)
+    assert sorted(whole.index) == sorted(alone.index) and len(whole) == 12
+    alone = alone.loc[whole.index]
+    assert whole["value"].tolist() == pytest.approx(alone["value"].tolist(), nan_ok=True)
+    assert whole["n_runs"].tolist() == alone["n_runs"].tolist()
+    assert whole["vs"].tolist() == alone["vs"].tolist()
+    assert whole.loc[("a", "KM", "acc"), "vs"] == "win" and whole.loc[("a", "KM", "acc"), "n_runs"] == 6
+
+
 def test_table_names_the_parameters_derived_from_each_data_set(tmp_path):
     """A record's derived_params (the imbalanced sets' balance bound) reach the tidy table's
     ``derived`` column and the legend, per data set; a set with none has none."""

@@ -154,5 +154,5 @@ def behind(g: pd.DataFrame, chosen: str, metric: str) -> pd.DataFrame:
     parameter set's runs, the set chosen for this metric (``select_by: each``), or all of them (a mean over
     the grid)."""
     picks = dict(part.split(": ", 1) for part in chosen.split("; ")) if ": " in chosen else {}
-    pid = picks.get(metric, chosen)
-    return g[g["param_id"] == pid] if pid in set(g["param_id"]) else g
+    same = g["param_id"] == picks.get(metric, chosen)
+    return g[same] if same.any() else g

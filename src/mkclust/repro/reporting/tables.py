@@ -65,10 +65,10 @@ def _where(g: pd.DataFrame, where: dict) -> pd.DataFrame:
     return g
 
 
-def _per_seed(ok: pd.DataFrame, metric: str, chosen: str) -> pd.Series:
-    """A cell's value per seed, for the significance tests: the runs of the chosen parameter set, or
-    (for a mean over the grid) the mean over parameter sets per seed."""
-    return behind(ok, chosen, metric).groupby("seed")[metric].mean()
+def _per_seed(picked: pd.DataFrame, metric: str) -> pd.Series:
+    """A cell's value per seed, for the significance tests, from the runs behind it (:func:`behind`): the
+    runs of the chosen parameter set, or (for a mean over the grid) the mean over parameter sets per seed."""
+    return picked.groupby("seed")[metric].mean()
 
 
 def paired_outcome(ref: pd.Series, other: pd.Series, alpha: float = 0.05) -> tuple[str, float]:
@@ -134,10 +134,14 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
         r = spec["reference"]
         ref = load_reference(r["paper"], r["table"]).set_index(["dataset", "column", "metric"])["value"]
     rows, series = [], {}
+    # each data set's runs split off once, in their order: a mask over every run per cell was most of a
+    # benchmark table's time (tens of thousands of runs, a thousand cells)
+    by_dataset = dict(tuple(results.groupby("dataset", sort=False, observed=True)))
     for ds in datasets:
+        runs = by_dataset.get(ds, results.iloc[0:0])
         for label, col in columns.items():
             algs = as_list(col.get("algorithm", label))  # a label, or a list of labels (e.g. one per subset size)
-            g = results[(results["dataset"] == ds) & results["algorithm"].isin(algs)]
+            g = runs[runs["algorithm"].isin(algs)]
             g = _where(g, col.get("where") or {})
             if g.empty:
                 continue
@@ -165,6 +169,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                             "se": {m: math.nan for m in metrics}})
             for m in metrics:
                 value, std = red[m]
+                picked = behind(ok, red["chosen"], m) if red["n_runs"] else None   # the runs behind the value
                 pub = math.nan
                 if ref is not None:
                     pub = float(ref.get((ds, col.get("published", label), m), math.nan))
@@ -173,10 +178,10 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                              "n_runs": red["n_runs"], "seeds_rule": seeds, "params_rule": params,
                              "oracle": red["oracle"], "chosen": red["chosen"], "flags": flags, "derived": derived,
                              "na_reason": red["reason"], "vs": "", "p_value": math.nan, "se": float(red["se"][m]),
-                             "at_budget": (stopped[behind(ok, red["chosen"], m).index].mean()
-                                           if stopped is not None and red["n_runs"] else math.nan)})
-                if red["n_runs"] and seeds == "mean" and ";" not in red["chosen"]:
-                    series[(ds, label, m)] = _per_seed(ok, m, red["chosen"])
+                             "at_budget": (stopped[picked.index].mean()
+                                           if stopped is not None and picked is not None else math.nan)})
+                if picked is not None and seeds == "mean" and ";" not in red["chosen"]:
+                    series[(ds, label, m)] = _per_seed(picked, m)
     tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
     skip = set(spec.get("not_counted") or {})
     if skip and len(tidy):
