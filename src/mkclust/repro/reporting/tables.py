@@ -20,8 +20,10 @@ from mkclust.repro.reporting.reduce import NoSelector, at_budget, behind, reduce
 from mkclust.repro.reporting.reference_run import REFERENCE_MARKS
 
 def read_results(paths) -> pd.DataFrame:
-    """The rows of one or more results tables (an experiment's and those it reuses), as one frame."""
-    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    """The rows of one or more results tables (an experiment's and those it reuses), as one frame. Each
+    column's type is read from the whole file (``low_memory=False``), as the archive is read: a parameter
+    column holds numbers for some algorithms and words for others (``param.kernel``: 2, ``ew``)."""
+    return pd.concat([pd.read_csv(p, low_memory=False) for p in paths], ignore_index=True)
 
 
 def read_tables(paths: dict) -> dict:
