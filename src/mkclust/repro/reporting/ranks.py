@@ -163,7 +163,7 @@ def values_from_table(tidy: pd.DataFrame, metric: str, apart: bool = False) -> p
         t = t[has_flag(t, TRIVIAL) == apart]
     elif apart:
         t = t.iloc[0:0]
-    t = t[(t["metric"] == metric) & ~t["dataset"].map(is_rank_row)]
+    t = t[(t["metric"] == metric) & ~t["dataset"].map(is_rank_row).astype(bool)]
     return t.pivot_table(index="dataset", columns="column", values="value", sort=False, dropna=False)
 
 

@@ -215,7 +215,7 @@ def _flag(tidy: pd.DataFrame, sets, flag: str) -> None:
 
 def has_flag(tidy: pd.DataFrame, flag: str) -> np.ndarray:
     """A boolean mask of the rows of ``tidy`` whose ``flags`` hold ``flag``."""
-    return np.asarray([flag in str(f).split(";") for f in tidy["flags"].fillna("")], dtype=bool)
+    return np.asarray([flag in str(f).split(";") for f in tidy["flags"].astype(object).fillna("")], dtype=bool)
 
 
 def trivial_sets(tidy: pd.DataFrame, results: pd.DataFrame, margin: float = ROPE) -> list[str]:
@@ -346,7 +346,7 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
         text += " " + note.strip()
     if tidy["published"].notna().any():
         text += " In parentheses: the published value and our difference from it."
-    if "reference_state" in tidy.columns and tidy["reference_state"].fillna("").ne("").any():
+    if "reference_state" in tidy.columns and tidy["reference_state"].astype(object).fillna("").ne("").any():
         text += (" [ref ...]: the reference run's value; = identical, ≈ within two standard errors of the"
                  " difference of the two means, ≠ beyond them (a cell without seed noise must be identical).")
     if tidy["oracle"].any():
@@ -358,11 +358,11 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
     if tidy["vs"].isin(["win", "tie", "loss"]).any():
         text += (" • / ∘: the reference column is significantly better / worse (paired t-test over the repeats"
                  " at 95%); w/t/l rows count its wins, ties and losses.")
-    if (tidy["na_reason"].fillna("") != "").any():
-        reasons = sorted(set(tidy["na_reason"].fillna("")) - {""})
+    if (tidy["na_reason"].astype(object).fillna("") != "").any():
+        reasons = sorted(set(tidy["na_reason"].astype(object).fillna("")) - {""})
         text += " N/A: not run or not finished (" + "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "") + ")."
     own = {NOT_COUNTED, TRIVIAL}
-    if any(set(str(f).split(";")) - own - {""} for f in counted(tidy)["flags"].fillna("")):
+    if any(set(str(f).split(";")) - own - {""} for f in counted(tidy)["flags"].astype(object).fillna("")):
         text += " [flags] mark data sets that differ from the paper's (see the dataset meta)."
     if has_flag(tidy, TRIVIAL).any():
         text += (f" [{TRIVIAL}]: no column's accuracy beats putting every sample in one cluster (the largest class's"
@@ -370,7 +370,7 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
     if len(counted(tidy)) < len(tidy):
         text += (f" [{NOT_COUNTED}]: shown, but left out of the w/t/l rows and of every claim"
                  " (the table's not_counted; its cause in the gaps below).")
-    derived = tidy.loc[tidy["derived"].fillna("") != "", ["dataset", "derived"]].drop_duplicates()
+    derived = tidy.loc[tidy["derived"].astype(object).fillna("") != "", ["dataset", "derived"]].drop_duplicates()
     if len(derived):
         by = derived.groupby("derived", sort=False)["dataset"].apply(lambda d: ", ".join(dict.fromkeys(d)))
         pairs = "; ".join(f"{value} on {sets}" for value, sets in by.items())
