@@ -76,7 +76,8 @@ def gap_groups(tidy: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     if "cause" not in tidy.columns:
         return []
     off = tidy[tidy["cause"].astype(object).fillna("") != ""]
-    return [(c, e, g) for (c, e), g in off.groupby([off["cause"], off["evidence"].astype(object).fillna("")], sort=False)]
+    evidence = off["evidence"].astype(object).fillna("")
+    return [(c, e, g) for (c, e), g in off.groupby([off["cause"], evidence], sort=False)]
 
 
 def cell_list(cells: pd.DataFrame) -> str:
