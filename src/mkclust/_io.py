@@ -107,3 +107,13 @@ def read_npz(path: str | os.PathLike, what: str) -> Iterator:
     except (zipfile.BadZipFile, EOFError, KeyError, OSError, ValueError) as exc:
         raise corrupt(path, what, exc) from None
 
+
+def read_csv_exact(source):
+    """A results CSV read back as the archive and the tables read it: pandas' default float parsing, which
+    gives back every float ``to_csv`` wrote, and each column's type from the whole file
+    (``low_memory=False``: a parameter column holds numbers for some algorithms and words for others,
+    ``param.kernel``: 2, ``ew``; read in chunks, its type would change from chunk to chunk)."""
+    import pandas as pd   # here: the package's file helpers do not need pandas to import
+
+    return pd.read_csv(source, low_memory=False)
+

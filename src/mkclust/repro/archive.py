@@ -50,7 +50,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mkclust._io import atomic_open
+from mkclust._io import atomic_open, read_csv_exact
 from mkclust.datasets.download import sha256_file
 from mkclust.repro.provenance import blas, commit as checkout_commit, versions
 from mkclust.repro.records import load_records, records_to_frame
@@ -79,12 +79,6 @@ def _write_gz_csv(df: pd.DataFrame, path: Path) -> None:
         gz.write(text)
     with atomic_open(path, "wb") as fh:
         fh.write(buf.getvalue())
-
-
-def read_csv_exact(source) -> pd.DataFrame:
-    """A results CSV read back as the tables read it (pandas' default float parsing, which gives back
-    every float ``to_csv`` wrote)."""
-    return pd.read_csv(source, low_memory=False)
 
 
 def records_file(data_dir, group: tuple) -> Path:

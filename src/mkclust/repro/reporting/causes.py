@@ -75,9 +75,8 @@ def gap_groups(tidy: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     cause and evidence in table order; [] for a table without causes (:func:`attach_causes`)."""
     if "cause" not in tidy.columns:
         return []
-    off = tidy[tidy["cause"].astype(object).fillna("") != ""]
-    evidence = off["evidence"].astype(object).fillna("")
-    return [(c, e, g) for (c, e), g in off.groupby([off["cause"], evidence], sort=False)]
+    off = tidy[tidy["cause"].fillna("") != ""]
+    return [(c, e, g) for (c, e), g in off.groupby([off["cause"], off["evidence"].fillna("")], sort=False)]
 
 
 def cell_list(cells: pd.DataFrame) -> str:

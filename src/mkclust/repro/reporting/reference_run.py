@@ -77,7 +77,7 @@ def reference_counts(tables: dict) -> dict:
     for name, t in tables.items():
         if "reference_state" not in t.columns:
             continue
-        st = t["reference_state"].astype(object).fillna("").astype(str)
+        st = t["reference_state"].fillna("").astype(str)
         counts["compared"] += int((st != "").sum())
         for s in REFERENCE_MARKS:
             counts[s] += int((st == s).sum())

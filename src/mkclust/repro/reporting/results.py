@@ -35,6 +35,7 @@ from mkclust.repro.captions import paper_name
 from mkclust.repro.reporting.pages import not_evaluated_note
 from mkclust.repro.reporting.learned import learned_line
 from mkclust.repro.reporting.ranks import RANK_ROW, apart_line, ranking, summary_lines
+from mkclust.repro.reporting.tables import read_table
 from mkclust.repro.targets import paper_output, summary_path
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -207,7 +208,7 @@ def benchmark_block(figures: Path, pages: str | None = None, doc: str = "docs/be
     if _missing(arch):
         return "\n".join([BENCH_BEGIN, "", f"{head}: {_missing(arch)}", "", BENCH_END])
     table = table or summary["papers"][paper]["headline"]
-    tidy = pd.read_csv(paper_output(str(figures), paper, table, "csv"))
+    tidy = read_table(paper_output(str(figures), paper, table, "csv"))
     lines = summary_lines(*ranking(tidy, metric), pairs=False) + [t for t in [apart_line(tidy, metric)[1]] if t]
     text = f"{head}, every method at its defaults: " + " ".join(lines)
     text += _stale(arch)
@@ -246,7 +247,7 @@ def benchmark_doc_block(figures: Path, link: str, paper: str = BENCHMARK, metric
         return "\n".join([DOC_BEGIN, "", f"The benchmark is {_missing(arch)}", "", DOC_END])
     out, folder = [DOC_BEGIN, ""], Path(figures) / paper
     for csv in sorted(folder.glob("*.csv")):
-        tidy = pd.read_csv(csv)
+        tidy = read_table(csv)
         if not (tidy["dataset"] == RANK_ROW).any():
             continue
         title = csv.with_suffix(".md").read_text(encoding="utf-8").split("\n", 1)[0].strip("*")

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from mkclust._io import atomic_open
+from mkclust._io import atomic_open, read_csv_exact
 from mkclust.repro.configuration import as_list
 from mkclust.repro.reference import CAUSES, load_reference
 from mkclust.repro.reporting._html import html_page, html_table, write_text
@@ -21,24 +21,25 @@ from mkclust.repro.reporting.reference_run import REFERENCE_MARKS
 
 def read_results(paths) -> pd.DataFrame:
     """The rows of one or more results tables (an experiment's and those it reuses), as one frame. Each
-    column's type is read from the whole file (``low_memory=False``), as the archive is read: a parameter
-    column holds numbers for some algorithms and words for others (``param.kernel``: 2, ``ew``)."""
-    return pd.concat([pd.read_csv(p, low_memory=False) for p in paths], ignore_index=True)
+    column's type read from the whole file, as the archive reads it (:func:`mkclust._io.read_csv_exact`)."""
+    return pd.concat([read_csv_exact(p) for p in paths], ignore_index=True)
+
+
+def read_table(path) -> pd.DataFrame:
+    """A tidy table read back from the CSV :func:`write_table` writes: text columns with empty strings
+    where the CSV has none, ``oracle`` as booleans."""
+    df = pd.read_csv(path)
+    for c in ("vs", "cause", "evidence", "flags", "chosen", "na_reason", "reference_state"):
+        if c in df.columns:
+            df[c] = df[c].astype(object).fillna("").astype(str)   # an all-empty column is read as float
+    if "oracle" in df.columns:
+        df["oracle"] = df["oracle"].astype(str).str.lower().eq("true")
+    return df
 
 
 def read_tables(paths: dict) -> dict:
-    """name -> tidy table, read back from the CSV :func:`write_table` writes: text columns with empty
-    strings where the CSV has none, ``oracle`` as booleans."""
-    out = {}
-    for name, path in paths.items():
-        df = pd.read_csv(path)
-        for c in ("vs", "cause", "evidence", "flags", "chosen", "na_reason", "reference_state"):
-            if c in df.columns:
-                df[c] = df[c].astype(object).fillna("").astype(str)   # an all-empty column is read as float
-        if "oracle" in df.columns:
-            df["oracle"] = df["oracle"].astype(str).str.lower().eq("true")
-        out[name] = df
-    return out
+    """name -> tidy table (:func:`read_table`)."""
+    return {name: read_table(path) for name, path in paths.items()}
 
 
 def xcol(results: pd.DataFrame, x: str) -> str:
@@ -215,7 +216,7 @@ def _flag(tidy: pd.DataFrame, sets, flag: str) -> None:
 
 def has_flag(tidy: pd.DataFrame, flag: str) -> np.ndarray:
     """A boolean mask of the rows of ``tidy`` whose ``flags`` hold ``flag``."""
-    return np.asarray([flag in str(f).split(";") for f in tidy["flags"].astype(object).fillna("")], dtype=bool)
+    return np.asarray([flag in str(f).split(";") for f in tidy["flags"].fillna("")], dtype=bool)
 
 
 def trivial_sets(tidy: pd.DataFrame, results: pd.DataFrame, margin: float = ROPE) -> list[str]:
@@ -346,7 +347,7 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
         text += " " + note.strip()
     if tidy["published"].notna().any():
         text += " In parentheses: the published value and our difference from it."
-    if "reference_state" in tidy.columns and tidy["reference_state"].astype(object).fillna("").ne("").any():
+    if "reference_state" in tidy.columns and tidy["reference_state"].fillna("").ne("").any():
         text += (" [ref ...]: the reference run's value; = identical, ≈ within two standard errors of the"
                  " difference of the two means, ≠ beyond them (a cell without seed noise must be identical).")
     if tidy["oracle"].any():
@@ -358,11 +359,11 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
     if tidy["vs"].isin(["win", "tie", "loss"]).any():
         text += (" • / ∘: the reference column is significantly better / worse (paired t-test over the repeats"
                  " at 95%); w/t/l rows count its wins, ties and losses.")
-    if (tidy["na_reason"].astype(object).fillna("") != "").any():
-        reasons = sorted(set(tidy["na_reason"].astype(object).fillna("")) - {""})
+    if (tidy["na_reason"].fillna("") != "").any():
+        reasons = sorted(set(tidy["na_reason"].fillna("")) - {""})
         text += " N/A: not run or not finished (" + "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "") + ")."
     own = {NOT_COUNTED, TRIVIAL}
-    if any(set(str(f).split(";")) - own - {""} for f in counted(tidy)["flags"].astype(object).fillna("")):
+    if any(set(str(f).split(";")) - own - {""} for f in counted(tidy)["flags"].fillna("")):
         text += " [flags] mark data sets that differ from the paper's (see the dataset meta)."
     if has_flag(tidy, TRIVIAL).any():
         text += (f" [{TRIVIAL}]: no column's accuracy beats putting every sample in one cluster (the largest class's"
@@ -370,7 +371,7 @@ def _legend(tidy: pd.DataFrame, title: str, note: str = "") -> str:
     if len(counted(tidy)) < len(tidy):
         text += (f" [{NOT_COUNTED}]: shown, but left out of the w/t/l rows and of every claim"
                  " (the table's not_counted; its cause in the gaps below).")
-    derived = tidy.loc[tidy["derived"].astype(object).fillna("") != "", ["dataset", "derived"]].drop_duplicates()
+    derived = tidy.loc[tidy["derived"].fillna("") != "", ["dataset", "derived"]].drop_duplicates()
     if len(derived):
         by = derived.groupby("derived", sort=False)["dataset"].apply(lambda d: ", ".join(dict.fromkeys(d)))
         pairs = "; ".join(f"{value} on {sets}" for value, sets in by.items())

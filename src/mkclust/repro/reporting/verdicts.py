@@ -355,7 +355,7 @@ def gap_counts(tables: dict) -> pd.DataFrame:
         if "cause" not in tidy.columns:
             continue
         pub = int(tidy["published"].notna().sum())
-        off = tidy[tidy["cause"].astype(object).fillna("") != ""]
+        off = tidy[tidy["cause"].fillna("") != ""]
         for cause, g in off.groupby("cause", sort=False):
             rows.append({"table": name, "cause": cause, "cells": len(g), "published_cells": pub})
     return pd.DataFrame(rows, columns=["table", "cause", "cells", "published_cells"])
