@@ -963,3 +963,37 @@ def test_a_cell_says_which_share_of_its_runs_stopped_at_their_budget(tmp_path):
     assert "‡75%" in md and "‡25%" in md and "‡50%" in md and "stopped at their budget" in md
     km_cells = [line.rstrip(" |").rsplit("|", 1)[1] for line in md.splitlines() if line.startswith("| a ")]
     assert [c.strip() for c in km_cells] == ["0.600 ± 0.000 †", "0.300 ± 0.000 †"]
+
+
+def test_the_per_parameter_mean_and_std_are_pandas_own_to_the_last_bit():
+    """reduce._per_params computes each parameter set's mean and std over its seeds with numpy (no Series
+    per set and metric): the same floats as pandas' Series.mean() and Series.std(ddof=1) of each group,
+    NaN skipped, for sets of one run, of one finite value, all NaN, and of more than 8 runs (where numpy's
+    pairwise sum and a plain running sum part). The pages' CSVs print every digit, so a last bit that
+    moved would change a rebuilt page."""
+    from mkclust.repro.reporting.reduce import _per_params
+
+    rng = np.random.default_rng(7)
+    n = 600
+    g = pd.DataFrame({"param_id": rng.choice([f"p{i:02d}" for i in range(17)], n),
+                      "acc": rng.random(n) / 3 + 0.5, "nmi": rng.normal(0.4, 0.2, n)})
+    g.loc[rng.random(n) < 0.15, "nmi"] = np.nan
+    g = pd.concat([g, pd.DataFrame({"param_id": ["one", "nan_but_one", "nan_but_one", "all_nan"],
+                                    "acc": [0.3, 0.1, 0.7, 0.2], "nmi": [0.9, np.nan, 0.25, np.nan]})],
+                  ignore_index=True).sample(frac=1.0, random_state=3)
+    rows = []
+    for pid, h in g.groupby("param_id", sort=True):
+        row = {"param_id": pid, "n_runs": len(h)}
+        for m in ("acc", "nmi"):
+            row[m] = h[m].mean()
+            row[m + ":std"] = h[m].std(ddof=1) if len(h) > 1 else math.nan
+            row[m + ":se"] = row[m + ":std"] / math.sqrt(len(h))
+        rows.append(row)
+    want = pd.DataFrame(rows)
+    got = _per_params(g, ["acc", "nmi"], "mean")
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.set_index("param_id").loc["all_nan", "nmi"] != got.set_index("param_id").loc["all_nan", "nmi"]
+    assert math.isnan(got.set_index("param_id").loc["nan_but_one", "nmi:std"])
+    # the test tells sums apart: pandas' grouped mean (a compensated sum) differs in the last bits somewhere
+    grouped = g.groupby("param_id", sort=True)["acc"].mean().to_numpy()
+    assert (grouped != want["acc"].to_numpy()).any()

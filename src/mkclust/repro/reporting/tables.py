@@ -137,14 +137,20 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
         r = spec["reference"]
         ref = load_reference(r["paper"], r["table"]).set_index(["dataset", "column", "metric"])["value"]
     rows, series = [], {}
-    # each data set's runs split off once, in their order: a mask over every run per cell was most of a
-    # benchmark table's time (tens of thousands of runs, a thousand cells)
-    by_dataset = dict(tuple(results.groupby("dataset", sort=False, observed=True)))
+    # only the columns a cell reads (a results table also holds diagnostics, timings and parameters as
+    # text), each data set's runs split off once and then each algorithm's, in their order: copies of
+    # every run and column per cell were most of a benchmark table's time (60,000 runs, 600 cells)
+    keys = {spec.get("select_by"), *(c.get("select_by") for c in columns.values())}
+    narrow = results[[c for c in results.columns if c in CELL_COLUMNS or c in metrics or c in keys
+                      or c.startswith(("param.", "derived."))]]
+    by_dataset = dict(tuple(narrow.groupby("dataset", sort=False, observed=True)))
     for ds in datasets:
-        runs = by_dataset.get(ds, results.iloc[0:0])
+        runs = by_dataset.get(ds, narrow.iloc[0:0])
+        by_algorithm = dict(tuple(runs.groupby("algorithm", sort=False, observed=True)))
         for label, col in columns.items():
             algs = as_list(col.get("algorithm", label))  # a label, or a list of labels (e.g. one per subset size)
-            g = runs[runs["algorithm"].isin(algs)]
+            g = (by_algorithm.get(algs[0], runs.iloc[0:0]) if len(algs) == 1
+                 else runs[runs["algorithm"].isin(algs)])
             g = _where(g, col.get("where") or {})
             if g.empty:
                 continue
@@ -170,9 +176,10 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                 red = {m: (math.nan, math.nan) for m in metrics}
                 red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": reason,
                             "se": {m: math.nan for m in metrics}})
+            core = ok[[c for c in ("param_id", "seed", *metrics) if c in ok.columns]]   # what behind() returns
             for m in metrics:
                 value, std = red[m]
-                picked = behind(ok, red["chosen"], m) if red["n_runs"] else None   # the runs behind the value
+                picked = behind(core, red["chosen"], m) if red["n_runs"] else None   # the runs behind the value
                 pub = math.nan
                 if ref is not None:
                     pub = float(ref.get((ds, col.get("published", label), m), math.nan))
@@ -242,6 +249,12 @@ NOT_COUNTED = "not counted"
 def counted(tidy: pd.DataFrame) -> pd.DataFrame:
     """The rows of a table that count in its claims (not flagged :data:`NOT_COUNTED`)."""
     return tidy.loc[~has_flag(tidy, NOT_COUNTED)]   # a boolean mask, also for a table with no rows
+
+
+#: the columns of a results table :func:`build_table` reads besides its metrics, the scores a column is
+#: chosen by, the parameters (``param.*``: ``where``, budgets) and the derived values (``derived.*``)
+CELL_COLUMNS = ("dataset", "algorithm", "status", "reason", "dataset_flags", "param_id", "seed", "objective",
+                "estimator", "n_iter")
 
 
 TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
