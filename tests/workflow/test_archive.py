@@ -415,7 +415,8 @@ def _rebuilt_pages(tmp_path, name: str, figures: bool = False):
            "archive_partial=true", f"figures_dir={figs}", f"data_dir={tmp_path / 'data'}", "--",
            *(str(figs / p) for p in kept + drawn), str(figs / "run_summary.json")]
     (tmp_path / "results").symlink_to(REPO / "results")      # the archive as the README's command names it
-    # 307 s for the benchmark's pages on CI's idle 2 cores; beside two other jobs (2026-12-07) it passed 900 s
+    # 307 s for the benchmark's pages on CI's idle 2 cores (before the tables' and the signed-rank test's
+    # speed-ups: 142 s on this machine's idle 2 cores, 2026-12-07); beside two other jobs it once passed 900 s
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=2400)
     assert r.returncode == 0, r.stderr[-4000:]
     for p in kept:
