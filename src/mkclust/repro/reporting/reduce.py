@@ -51,15 +51,13 @@ def _per_params(g: pd.DataFrame, metrics: list[str], seeds: str) -> pd.DataFrame
         codes, pids = pd.factorize(g["param_id"], sort=True)
         order = np.argsort(codes, kind="stable")          # each set's runs in their order
         sizes = np.bincount(codes, minlength=len(pids))
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        starts = np.cumsum(sizes) - sizes
         cols = {"param_id": list(pids), "n_runs": sizes.astype(np.int64)}
         for m in metrics:
             x = g[m].to_numpy(dtype=np.float64)
-            stats = [_mean_std(x[order[a:a + k]]) for a, k in zip(starts, sizes)]
-            mean = np.array([s[0] for s in stats], dtype=np.float64)
-            std = np.array([s[1] for s in stats], dtype=np.float64)
-            cols[m], cols[m + ":std"] = mean, std
-            cols[m + ":se"] = np.array([sd / math.sqrt(k) for sd, k in zip(std, sizes)], dtype=np.float64)
+            stats = np.array([_mean_std(x[order[a:a + k]]) for a, k in zip(starts, sizes)], dtype=np.float64)
+            cols[m], cols[m + ":std"] = stats.reshape(-1, 2).T
+            cols[m + ":se"] = cols[m + ":std"] / np.sqrt(sizes)
         return pd.DataFrame(cols)
     rows = []
     for pid, h in g.groupby("param_id", sort=True):
