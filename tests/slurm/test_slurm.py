@@ -1,4 +1,4 @@
-"""The slurm profile end to end: two experiments of the tiny configuration submitted with ``snakemake
+"""The slurm profile end to end: an experiment of the tiny configuration submitted with ``snakemake
 --profile workflow/profiles/slurm`` to a real single-node SLURM cluster on 127.0.0.1
 (tests/slurm/_slurm_cluster.py), every job checked in ``sacct`` and the tables compared with a local run's;
 and a dry run of the whole tiny configuration with the profile, which needs no SLURM.
@@ -111,10 +111,12 @@ def cluster(tmp_path_factory):
         assert not alive(pid)
 
 
-#: the experiments submitted to the loopback cluster: two banks and 14 run groups, every kind of job the
-#: profile submits. A SLURM job took 12-25 s in sacct (other work beside it) whatever it computed (the
-#: plugin starts snakemake twice a job: batch script, srun job step); the dry run resolves all 40 groups.
-SUBMITTED = ("tiny_rmkkm", "tiny_gumkl")
+#: the experiments submitted to the loopback cluster: one bank and 8 run groups of five estimators, every
+#: kind of job the profile submits. A SLURM job took 12-25 s in sacct (other work beside it) whatever it
+#: computed (the plugin starts snakemake twice a job: batch script, srun job step), so each job costs the
+#: test's time: with tiny_gumkl too (a second bank, six GUMKL groups) it took 247 s in CI on 2026-12-07.
+#: The dry run resolves all 40 groups.
+SUBMITTED = ("tiny_rmkkm",)
 
 
 def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factory, tiny_local):
@@ -134,8 +136,8 @@ def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factor
         assert rule, f"a job of an unexpected rule was submitted: {j}"
         by_rule.setdefault(rule.group(1), []).append(j)
     # every run group and bank was one SLURM job, and each reached COMPLETED
-    assert len(by_rule["run"]) == len(groups) == 14
-    assert len(by_rule["kernel_bank"]) == 2
+    assert len(by_rule["run"]) == len(groups) == 8
+    assert len(by_rule["kernel_bank"]) == 1
     assert {j["state"] for j in jobs} == {"COMPLETED"}, [j for j in jobs if j["state"] != "COMPLETED"]
     # the memory asked of SLURM is the estimate of the job's own inputs
     reqmem = sorted(int(j["reqmem"].rstrip("M")) for j in by_rule["run"])
@@ -147,6 +149,6 @@ def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factor
     local_tables = tiny_local[1]
     names = sorted(str(f.relative_to(wd / "figures")) for f in (wd / "figures").rglob("*")
                    if f.suffix in (".csv", ".md", ".tex") and f.with_suffix(".tex").exists())   # verdicts hold timings
-    assert names == [f"tinypaper/{t}.{ext}" for t in ("gumkl_nmi", "rmkkm_table") for ext in ("csv", "md", "tex")]
+    assert names == [f"tinypaper/rmkkm_table.{ext}" for ext in ("csv", "md", "tex")]
     for name in names:
         assert (wd / "figures" / name).read_text() == (local_tables / name).read_text(), name

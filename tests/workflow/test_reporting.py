@@ -961,10 +961,9 @@ def test_label_free_against_oracle_rows_are_a_second_kind_of_pair(tmp_path):
     assert learned_line(read_tables({"t": tmp_path / "t.csv"})["t"]) == lines[0]
 
 
-def test_a_cell_says_which_share_of_its_runs_stopped_at_their_budget(tmp_path):
-    """ODMC's runs at n_iter = max_iter (the run's own, else the default 2000) and LG-MMC's at max_labels
-    stopped at their budget: the cell carries the share of the runs behind its value (the chosen set's, or
-    the set chosen for each metric), marked ‡ with the legend; a method without a budget gets no mark."""
+def _budget_runs():
+    """Runs of ODMC (at and below its budget max_iter: the run's own, else the default 2000), LG-MMC (at and
+    below max_labels' default 50) and KM (no budget)."""
     rows = []
     for seed in range(4):
         rows += [{"dataset": "a", "algorithm": "ODMC", "estimator": "odmc", "param_id": "lam=1", "seed": seed,
@@ -977,18 +976,58 @@ def test_a_cell_says_which_share_of_its_runs_stopped_at_their_budget(tmp_path):
                   "n_iter": 300, "acc": 0.6, "nmi": 0.3}]
     for r in rows:
         r.update(objective=0.0, status="ok", reason="")
-    spec = {"metrics": ["acc", "nmi"], "params": "best_param_by_metric", "select_by": "each",
-            "columns": {c: {"algorithm": c} for c in ("ODMC", "LG-MMC", "KM")}}
-    tidy = build_table(frame(rows), spec).set_index(["column", "metric"])["at_budget"]
+    return frame(rows)
+
+
+BUDGET_SPEC = {"metrics": ["acc", "nmi"], "params": "best_param_by_metric", "select_by": "each",
+               "columns": {c: {"algorithm": c} for c in ("ODMC", "LG-MMC", "KM")}}
+
+
+def test_a_cell_says_which_share_of_its_runs_stopped_at_their_budget(tmp_path):
+    """ODMC's runs at n_iter = max_iter and LG-MMC's at max_labels stopped at their budget: the cell carries
+    the share of the runs behind its value (the chosen set's, or the set chosen for each metric), marked ‡
+    with the legend; a method without a budget gets no mark."""
+    rows, spec = _budget_runs(), BUDGET_SPEC
+    tidy = build_table(rows, spec).set_index(["column", "metric"])["at_budget"]
     assert tidy[("ODMC", "acc")] == 0.75 and tidy[("ODMC", "nmi")] == 0.25   # lam=1 for acc, lam=2 for nmi
     assert tidy[("LG-MMC", "acc")] == 0.5 and math.isnan(tidy[("KM", "acc")])
-    mean = build_table(frame(rows), {**spec, "params": "mean", "select_by": None})
+    mean = build_table(rows, {**spec, "params": "mean", "select_by": None})
     assert mean.set_index(["column", "metric"]).loc[("ODMC", "acc"), "at_budget"] == 0.5
-    write_table(build_table(frame(rows), spec), str(tmp_path / "t"), "T")
+    write_table(build_table(rows, spec), str(tmp_path / "t"), "T")
     md = (tmp_path / "t.md").read_text()
     assert "‡75%" in md and "‡25%" in md and "‡50%" in md and "stopped at their budget" in md
     km_cells = [line.rstrip(" |").rsplit("|", 1)[1] for line in md.splitlines() if line.startswith("| a ")]
     assert [c.strip() for c in km_cells] == ["0.600 ± 0.000 †", "0.300 ± 0.000 †"]
+
+
+def test_the_budget_column_rule_aggregate_writes_gives_the_same_cells_and_a_table_job_imports_no_estimator(
+        tmp_path):
+    """Rule aggregate writes each run's stopped_at_budget once per experiment (1.0, 0.0, empty without a
+    budget); the cells built from that column, read back from its CSV, equal those computed from the
+    estimators, and building them imports neither an estimator nor scikit-learn (about 2.5 s a table job)."""
+    import json
+    import subprocess
+    import sys
+
+    from mkclust.repro.reporting.reduce import AT_BUDGET, stopped_at_budget
+
+    runs = _budget_runs()
+    column = stopped_at_budget(runs)
+    assert column[runs["estimator"] == "km"].isna().all()
+    assert column[runs["estimator"] == "odmc"].tolist() == [1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    runs.assign(**{AT_BUDGET: column}).to_csv(tmp_path / "results.csv", index=False)
+    computed = build_table(runs, BUDGET_SPEC)
+    script = (f"import sys, json\nfrom mkclust.repro.reporting import build_table, read_results\n"
+              f"t = build_table(read_results([{str(tmp_path / 'results.csv')!r}]), json.loads(sys.argv[1]))\n"
+              f"t.to_csv(sys.argv[2], index=False)\n"
+              f"print(sorted(m for m in sys.modules if m.startswith(('sklearn', 'mkclust.algorithms'))))")
+    out = subprocess.run([sys.executable, "-c", script, json.dumps(BUDGET_SPEC), str(tmp_path / "t.csv")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["[]"]
+    read = pd.read_csv(tmp_path / "t.csv")
+    pd.testing.assert_series_equal(read["at_budget"], computed["at_budget"], check_names=False)
+    assert read["at_budget"].notna().sum() == 4   # ODMC's and LG-MMC's cells; KM's none
 
 
 def test_the_per_parameter_mean_and_std_are_pandas_own_to_the_last_bit():

@@ -3,6 +3,7 @@
 from mkclust._io import atomic_open
 from mkclust.repro.jobs import job, summary
 from mkclust.repro.records import load_records, records_to_frame
+from mkclust.repro.reporting.reduce import AT_BUDGET, stopped_at_budget
 
 with job(snakemake, "aggregate") as log:  # noqa: F821
     sm = snakemake  # noqa: F821
@@ -15,6 +16,7 @@ with job(snakemake, "aggregate") as log:  # noqa: F821
     else:
         df = records_to_frame(load_records(sm.input))
         log.info("%d runs", len(df))
+    df[AT_BUDGET] = stopped_at_budget(df)   # here once, so that no table job imports the estimators
     with atomic_open(snakemake.output[0], "w", encoding="utf-8") as fh:  # noqa: F821
         df.to_csv(fh, index=False)
     summary(log, f"results of {sm.wildcards.experiment}: {len(df)} runs")

@@ -16,7 +16,7 @@ from mkclust.repro.reference import CAUSES, load_reference
 from mkclust.repro.reporting._html import html_page, html_table, write_text
 from mkclust.repro.reporting.causes import GAP, cell_list, gap_groups
 from mkclust.repro.reporting.pairwise import ROPE
-from mkclust.repro.reporting.reduce import NoSelector, at_budget, behind, reduce_runs
+from mkclust.repro.reporting.reduce import AT_BUDGET, NoSelector, at_budget, behind, reduce_runs
 from mkclust.repro.reporting.reference_run import REFERENCE_MARKS
 
 def read_results(paths) -> pd.DataFrame:
@@ -254,7 +254,7 @@ def counted(tidy: pd.DataFrame) -> pd.DataFrame:
 #: the columns of a results table :func:`build_table` reads besides its metrics, the scores a column is
 #: chosen by, the parameters (``param.*``: ``where``, budgets) and the derived values (``derived.*``)
 CELL_COLUMNS = ("dataset", "algorithm", "status", "reason", "dataset_flags", "param_id", "seed", "objective",
-                "estimator", "n_iter")
+                "estimator", "n_iter", AT_BUDGET)
 
 
 TIDY_COLUMNS = ["dataset", "column", "metric", "value", "std", "published", "diff", "n_runs", "seeds_rule",
