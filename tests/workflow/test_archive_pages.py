@@ -2,7 +2,7 @@
 the README's results summary from results/paper; results/benchmark/pages, the README's benchmark summary and
 docs/benchmark.md's results from results/benchmark, each rebuilt with the README's command, byte for byte.
 (In a file of their own, apart from test_archive.py's tiny archive: pytest-xdist gives each file to one
-worker, and these two rebuilds are about 450 s of the suite's work.)"""
+worker, and these two rebuilds took 120 and 95 s of CI's run on 2026-12-07.)"""
 
 import json
 import subprocess
@@ -35,8 +35,8 @@ def _rebuilt_pages(tmp_path, name: str, figures: bool = False):
            "archive_partial=true", f"figures_dir={figs}", f"data_dir={tmp_path / 'data'}", "--",
            *(str(figs / p) for p in kept + drawn), str(figs / "run_summary.json")]
     (tmp_path / "results").symlink_to(REPO / "results")      # the archive as the README's command names it
-    # 307 s for the benchmark's pages on CI's idle 2 cores (before the tables' and the signed-rank test's
-    # speed-ups: 142 s on this machine's idle 2 cores, 2026-12-07); beside two other jobs it once passed 900 s
+    # the benchmark's pages: 120 s in CI on 2026-12-07 (307 s before the tables' and the signed-rank test's
+    # speed-ups); beside two other jobs it once passed 900 s
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=2400)
     assert r.returncode == 0, r.stderr[-4000:]
     for p in kept:

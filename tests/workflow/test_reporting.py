@@ -1009,7 +1009,7 @@ def test_the_budget_column_rule_aggregate_writes_gives_the_same_cells_and_a_tabl
     import subprocess
     import sys
 
-    from mkclust.repro.reporting.reduce import AT_BUDGET, stopped_at_budget
+    from mkclust.repro.records import AT_BUDGET, stopped_at_budget
 
     runs = _budget_runs()
     column = stopped_at_budget(runs)

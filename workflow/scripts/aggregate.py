@@ -2,8 +2,7 @@
 
 from mkclust._io import atomic_open
 from mkclust.repro.jobs import job, summary
-from mkclust.repro.records import load_records, records_to_frame
-from mkclust.repro.reporting.reduce import AT_BUDGET, stopped_at_budget
+from mkclust.repro.records import AT_BUDGET, load_records, records_to_frame, stopped_at_budget
 
 with job(snakemake, "aggregate") as log:  # noqa: F821
     sm = snakemake  # noqa: F821

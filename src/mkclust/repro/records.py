@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from mkclust._io import corrupt
@@ -40,6 +41,41 @@ def records_to_frame(records: list[dict]):
     if len(df):
         df = df.sort_values(["algorithm", "dataset", "bank", "param_id", "seed"], kind="stable")
     return df.reset_index(drop=True)
+
+
+#: the results table's column :func:`stopped_at_budget` fills (rule aggregate, once per experiment): 1.0 for a
+#: run that stopped at its budget, 0.0 for one that did not, empty for a run whose estimator has no budget
+AT_BUDGET = "stopped_at_budget"
+
+
+def stopped_at_budget(results):
+    """Per run of ``results``, whether it stopped at its budget before its own stopping rule held: its
+    ``n_iter`` reached the parameter its estimator names as ``budget``
+    (:attr:`mkclust.algorithms.base.BaseClusterer.budget`: ODMC's ``max_iter``, LG-MMC's ``max_labels``), at
+    the run's own value of it, else the estimator's default: 1.0 or 0.0, NaN for a run of an estimator
+    without a budget (or a table without ``estimator`` and ``n_iter``). (ODMC checks its duality gap every
+    ``check_every`` steps, so a run whose gap met its tolerance at exactly the last step counts as stopped.)
+
+    It reads the estimator classes, and importing them imports scikit-learn (about 2.5 s a process), so
+    rule aggregate computes it once per experiment into the column :data:`AT_BUDGET`, and a table job,
+    which reads that column (:func:`mkclust.repro.reporting.reduce.at_budget`), never imports an estimator."""
+    import pandas as pd
+
+    from mkclust.algorithms import ALGORITHMS
+    from mkclust.algorithms.base import default_params
+
+    out = pd.Series(math.nan, index=results.index)
+    if "estimator" not in results.columns or "n_iter" not in results.columns:
+        return out
+    for name, h in results.groupby("estimator"):
+        cls = ALGORITHMS.get(str(name))
+        budget = getattr(cls, "budget", None)
+        if budget is None:
+            continue
+        cap = pd.to_numeric(h.get(f"param.{budget}", pd.Series(math.nan, index=h.index)), errors="coerce")
+        cap = cap.fillna(default_params(cls)[budget])
+        out[h.index] = (pd.to_numeric(h["n_iter"], errors="coerce") >= cap).astype(float)
+    return out
 
 
 def load_records(paths) -> list[dict]:

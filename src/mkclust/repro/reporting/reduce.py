@@ -20,6 +20,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from mkclust.repro.records import AT_BUDGET, stopped_at_budget
+
 SEED_RULES = ("mean", "best_objective")
 PARAM_RULES = ("only", "mean", "best_param_by_metric")
 
@@ -159,43 +161,11 @@ def _with_selector(pp: pd.DataFrame, g: pd.DataFrame, key: str) -> pd.DataFrame:
     return pp.assign(**{key: pp["param_id"].map(g.groupby("param_id")[key].mean())})
 
 
-#: the results table's column :func:`stopped_at_budget` fills (rule aggregate, once per experiment): 1.0 for a
-#: run that stopped at its budget, 0.0 for one that did not, empty for a run whose estimator has no budget
-AT_BUDGET = "stopped_at_budget"
-
-
-def stopped_at_budget(results: pd.DataFrame) -> pd.Series:
-    """Per run of ``results``, whether it stopped at its budget before its own stopping rule held: its
-    ``n_iter`` reached the parameter its estimator names as ``budget``
-    (:attr:`mkclust.algorithms.base.BaseClusterer.budget`: ODMC's ``max_iter``, LG-MMC's ``max_labels``), at
-    the run's own value of it, else the estimator's default: 1.0 or 0.0, NaN for a run of an estimator
-    without a budget (or a table without ``estimator`` and ``n_iter``). (ODMC checks its duality gap every
-    ``check_every`` steps, so a run whose gap met its tolerance at exactly the last step counts as stopped.)
-
-    It reads the estimator classes, and importing them imports scikit-learn (about 2.5 s a process), so
-    rule aggregate computes it once per experiment into the column :data:`AT_BUDGET`, and a table job,
-    which reads that column, never imports an estimator."""
-    from mkclust.algorithms import ALGORITHMS
-    from mkclust.algorithms.base import default_params
-
-    out = pd.Series(math.nan, index=results.index)
-    if "estimator" not in results.columns or "n_iter" not in results.columns:
-        return out
-    for name, h in results.groupby("estimator"):
-        cls = ALGORITHMS.get(str(name))
-        budget = getattr(cls, "budget", None)
-        if budget is None:
-            continue
-        cap = pd.to_numeric(h.get(f"param.{budget}", pd.Series(math.nan, index=h.index)), errors="coerce")
-        cap = cap.fillna(default_params(cls)[budget])
-        out[h.index] = (pd.to_numeric(h["n_iter"], errors="coerce") >= cap).astype(float)
-    return out
-
-
 def at_budget(g: pd.DataFrame) -> pd.Series | None:
-    """Per run of ``g``, whether it stopped at its budget (:func:`stopped_at_budget`; False for a run of an
-    estimator without one), read from the column :data:`AT_BUDGET` where the results table has it, else
-    computed. None when no run of ``g`` is of an estimator with a budget."""
+    """Per run of ``g``, whether it stopped at its budget (:func:`mkclust.repro.records.stopped_at_budget`;
+    False for a run of an estimator without one), read from the column
+    :data:`~mkclust.repro.records.AT_BUDGET` where the results table has it, else computed. None when no run
+    of ``g`` is of an estimator with a budget."""
     stopped = g[AT_BUDGET] if AT_BUDGET in g.columns else stopped_at_budget(g)
     return None if stopped.isna().all() else stopped.fillna(0.0).astype(bool)
 

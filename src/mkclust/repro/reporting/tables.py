@@ -12,11 +12,12 @@ import pandas as pd
 
 from mkclust._io import atomic_open, read_csv_exact
 from mkclust.repro.configuration import as_list
+from mkclust.repro.records import AT_BUDGET
 from mkclust.repro.reference import CAUSES, load_reference
 from mkclust.repro.reporting._html import html_page, html_table, write_text
 from mkclust.repro.reporting.causes import GAP, cell_list, gap_groups
 from mkclust.repro.reporting.pairwise import ROPE
-from mkclust.repro.reporting.reduce import AT_BUDGET, NoSelector, at_budget, behind, reduce_runs
+from mkclust.repro.reporting.reduce import NoSelector, at_budget, behind, reduce_runs
 from mkclust.repro.reporting.reference_run import REFERENCE_MARKS
 
 def read_results(paths) -> pd.DataFrame:
