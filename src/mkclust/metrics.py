@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, rand_score
-from sklearn.metrics.cluster import contingency_matrix
 
-from mkclust._validation import check_labels
-
+# scikit-learn (and mkclust._validation, which imports it) are imported where a metric is computed: a
+# table job imports this module for LABEL_FREE's names only and would pay 3 s for scikit-learn's import
 NMI_METHODS = ("max", "arithmetic", "geometric", "min")
 
 
 def _pair(labels_true, labels_pred) -> tuple[np.ndarray, np.ndarray]:
+    from mkclust._validation import check_labels
+
     t = check_labels(labels_true, "labels_true")
     p = check_labels(labels_pred, "labels_pred")
     if t.shape != p.shape:
@@ -50,6 +50,8 @@ def acc(labels_true, labels_pred) -> float:
 
     With more clusters than classes (or the reverse) the unmatched clusters count as wrong.
     """
+    from sklearn.metrics.cluster import contingency_matrix
+
     t, p = _pair(labels_true, labels_pred)
     C = contingency_matrix(t, p)  # classes x clusters
     rows, cols = linear_sum_assignment(C, maximize=True)
@@ -58,6 +60,8 @@ def acc(labels_true, labels_pred) -> float:
 
 def purity(labels_true, labels_pred) -> float:
     """Purity: every cluster counts its most frequent class as correct."""
+    from sklearn.metrics.cluster import contingency_matrix
+
     t, p = _pair(labels_true, labels_pred)
     C = contingency_matrix(t, p)
     return float(C.max(axis=0).sum() / t.size)
@@ -78,6 +82,8 @@ def majority_acc(labels_true, labels_pred) -> float:
 def majority_share(labels_true) -> float:
     """The largest class's share of the samples: the accuracy (and purity) of the trivial partition
     that puts every sample in one cluster, the floor a clustering must beat to say anything."""
+    from mkclust._validation import check_labels
+
     t = check_labels(labels_true, "labels_true")
     if t.size == 0:
         raise ValueError("labels are empty")
@@ -90,18 +96,24 @@ def nmi(labels_true, labels_pred, average_method: str = "max") -> float:
     authors' code), ``arithmetic``, ``geometric`` or ``min``."""
     if average_method not in NMI_METHODS:
         raise ValueError(f"average_method must be one of {NMI_METHODS}, got {average_method!r}")
+    from sklearn.metrics import normalized_mutual_info_score
+
     t, p = _pair(labels_true, labels_pred)
     return float(normalized_mutual_info_score(t, p, average_method=average_method))
 
 
 def rand_index(labels_true, labels_pred) -> float:
     """Rand index: fraction of sample pairs on which the two partitions agree."""
+    from sklearn.metrics import rand_score
+
     t, p = _pair(labels_true, labels_pred)
     return float(rand_score(t, p))
 
 
 def ari(labels_true, labels_pred) -> float:
     """Adjusted Rand index."""
+    from sklearn.metrics import adjusted_rand_score
+
     t, p = _pair(labels_true, labels_pred)
     return float(adjusted_rand_score(t, p))
 

@@ -683,6 +683,28 @@ def test_bayesian_signed_rank_gives_the_known_answers():
     assert left + mid + right == pytest.approx(1.0) and max(left, right) < 0.95
 
 
+def test_the_bayesian_signed_rank_samples_are_baycomps_bit_for_bit():
+    """signed_rank_samples (baycomp's loop over the posterior's draws, done as arrays) gives baycomp's own
+    samples exactly: scores rounded to three decimals, with ties, zero differences and differences
+    exactly at the region of practical equivalence, 2 to 40 data sets, a chunk that does not divide the
+    draws; and the probabilities bayes_signed_rank reports are those of baycomp's own test."""
+    from baycomp import SignedRankTest
+
+    from mkclust.repro.reporting.pairwise import ROPE, bayes_signed_rank, signed_rank_samples
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        m = int(rng.integers(2, 41))
+        x = np.round(rng.random(m), 3)
+        y = np.round(x + rng.normal(0, 0.03, m), 3)
+        y[: m // 3] = x[: m // 3] + ROPE * (trial % 3)      # differences of 0, at the rope, at twice it
+        want = SignedRankTest.sample(x, y, ROPE, nsamples=1500, random_state=trial)
+        assert np.array_equal(signed_rank_samples(x, y, ROPE, 1500, trial, chunk=256), want), trial
+        assert bayes_signed_rank(x, y, nsamples=1500, seed=trial) == SignedRankTest.probs(
+            x, y, rope=ROPE, nsamples=1500, random_state=trial)
+    with pytest.raises(ValueError, match="rope > 0"):
+        signed_rank_samples(x, y, 0.0, 10, 0)
+
+
 def test_the_best_against_each_other_method_with_effect_sizes_and_wording():
     """versus_best: the median difference lies in its bootstrap interval, the counts add to the data
     sets, the Holm p-values are those of the pairwise table; the summary says how many pairs each test
@@ -1004,7 +1026,8 @@ def test_the_budget_column_rule_aggregate_writes_gives_the_same_cells_and_a_tabl
         tmp_path):
     """Rule aggregate writes each run's stopped_at_budget once per experiment (1.0, 0.0, empty without a
     budget); the cells built from that column, read back from its CSV, equal those computed from the
-    estimators, and building them imports neither an estimator nor scikit-learn (about 2.5 s a table job)."""
+    estimators, and building them imports neither an estimator nor scikit-learn (about 2.5 s a table job), also
+    where a cell's parameter set is chosen by a score (mkclust.metrics imports scikit-learn lazily)."""
     import json
     import subprocess
     import sys
@@ -1020,6 +1043,8 @@ def test_the_budget_column_rule_aggregate_writes_gives_the_same_cells_and_a_tabl
     script = (f"import sys, json\nfrom mkclust.repro.reporting import build_table, read_results\n"
               f"t = build_table(read_results([{str(tmp_path / 'results.csv')!r}]), json.loads(sys.argv[1]))\n"
               f"t.to_csv(sys.argv[2], index=False)\n"
+              f"build_table(read_results([{str(tmp_path / 'results.csv')!r}]), {{**json.loads(sys.argv[1]), "
+              f"'select_by': None}})\n"   # each cell's parameter set chosen by acc (reads the label-free names)
               f"print(sorted(m for m in sys.modules if m.startswith(('sklearn', 'mkclust.algorithms'))))")
     out = subprocess.run([sys.executable, "-c", script, json.dumps(BUDGET_SPEC), str(tmp_path / "t.csv")],
                          capture_output=True, text=True, timeout=300)

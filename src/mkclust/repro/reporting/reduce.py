@@ -131,7 +131,7 @@ def reduce_runs(g: pd.DataFrame, metrics: list[str], seeds: str = "mean", params
         out["oracle"] = True
         out["chosen"] = "; ".join(f"{m}: {best[m]['param_id']}" for m in metrics)
     else:
-        from mkclust.metrics import LABEL_FREE   # here: scikit-learn's metrics, for the tables that choose
+        from mkclust.metrics import LABEL_FREE   # the score names (the module imports scikit-learn lazily)
 
         key = select_by or metrics[0]
         pp = _with_selector(pp, g, key)

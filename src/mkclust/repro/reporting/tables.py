@@ -138,6 +138,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
         r = spec["reference"]
         ref = load_reference(r["paper"], r["table"]).set_index(["dataset", "column", "metric"])["value"]
     rows, series = [], {}
+    compare = bool(spec.get("compare"))   # paired tests of the columns' per-seed values (_compare)
     # only the columns a cell reads (a results table also holds diagnostics, timings and parameters as
     # text), each data set's runs split off once and then each algorithm's, in their order: copies of
     # every run and column per cell were most of a benchmark table's time (60,000 runs, 600 cells)
@@ -177,10 +178,12 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                 red = {m: (math.nan, math.nan) for m in metrics}
                 red.update({"n_runs": 0, "oracle": False, "chosen": "", "reason": reason,
                             "se": {m: math.nan for m in metrics}})
-            core = ok[[c for c in ("param_id", "seed", *metrics) if c in ok.columns]]   # what behind() returns
+            # the runs behind each value: for the share stopped at a budget and the paired tests only
+            core = (ok[[c for c in ("param_id", "seed", *metrics) if c in ok.columns]]   # what behind() returns
+                    if red["n_runs"] and (stopped is not None or compare) else None)
             for m in metrics:
                 value, std = red[m]
-                picked = behind(core, red["chosen"], m) if red["n_runs"] else None   # the runs behind the value
+                picked = behind(core, red["chosen"], m) if core is not None else None
                 pub = math.nan
                 if ref is not None:
                     pub = float(ref.get((ds, col.get("published", label), m), math.nan))
@@ -191,7 +194,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
                              "na_reason": red["reason"], "vs": "", "p_value": math.nan, "se": float(red["se"][m]),
                              "at_budget": (stopped[picked.index].mean()
                                            if stopped is not None and picked is not None else math.nan)})
-                if picked is not None and seeds == "mean" and ";" not in red["chosen"]:
+                if compare and picked is not None and seeds == "mean" and ";" not in red["chosen"]:
                     series[(ds, label, m)] = _per_seed(picked, m)
     tidy = pd.DataFrame(rows, columns=TIDY_COLUMNS)
     skip = set(spec.get("not_counted") or {})
@@ -199,7 +202,7 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
         _flag(tidy, skip, NOT_COUNTED)
     if spec.get("trivial") and len(tidy):
         _flag(tidy, trivial_sets(tidy, results), TRIVIAL)
-    if spec.get("compare") and len(tidy):
+    if compare and len(tidy):
         _compare(tidy, series, spec["compare"], skip)
     return tidy
 
