@@ -58,6 +58,75 @@ def parse_dry_run(text: str) -> list[dict]:
     return jobs
 
 
+def sacct_jobs(cluster: LoopbackCluster, since: str) -> list[dict]:
+    out = subprocess.run(["sacct", "-X", "-n", "-P", "-S", since, "--format=JobID,Comment,State,ReqMem,Timelimit"],
+                         capture_output=True, text=True, env=cluster.env, check=True).stdout
+    keys = ("id", "comment", "state", "reqmem", "timelimit")
+    return [dict(zip(keys, line.split("|"))) for line in out.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    missing = missing_programs()
+    if missing or os.geteuid() != 0:
+        why = f"missing {missing}" if missing else "needs root (munge on /run/munge, /etc/slurm)"
+        if os.environ.get("CI"):
+            pytest.fail(f"the SLURM test cannot run in CI: {why}; .ci/run installs its Debian packages")
+        pytest.skip(f"no loopback SLURM cluster: {why}")
+    c = LoopbackCluster(tmp_path_factory.mktemp("slurm"))
+    c.start()
+    yield c
+    pids = [int(f.read_text()) for f in (c.root / "run").glob("*.pid")]
+    c.stop()
+    for pid in pids:  # exactly the daemons it started are gone
+        assert not alive(pid)
+
+
+#: the experiments submitted to the loopback cluster: one bank and 8 run groups of five estimators, every
+#: kind of job the profile submits. A SLURM job took 12-25 s in sacct (other work beside it) whatever it
+#: computed (the plugin starts snakemake twice a job: batch script, srun job step), so each job costs the
+#: test's time: with tiny_gumkl too (a second bank, six GUMKL groups) it took 247 s in CI on 2026-12-07.
+#: The dry run resolves all 40 groups.
+SUBMITTED = ("tiny_rmkkm",)
+
+
+def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factory, request):
+    """The shared tiny run (``tiny_local``), whose tables this run's must equal, is asked for once the
+    submission is done: while another test worker builds it, the SLURM jobs (mostly waiting) run beside."""
+    config = yaml.safe_load(TINY.read_text())
+    config["experiments"] = {k: v for k, v in config["experiments"].items() if k in SUBMITTED}
+    wd = new_workdir(tmp_path_factory, "slurm_run", config)
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 2))
+    p = smk(wd, "--profile", str(PROFILE), "--slurm-init-seconds-before-status-checks", "1",
+            "--seconds-between-status-checks", "2", cores=None,
+            env=profile_env(SLURM_CONF=str(cluster.conf)), timeout=1800)
+    assert "Rule: run" in p.stdout + p.stderr
+    jobs = sacct_jobs(cluster, since)
+    groups = tiny_plan(wd).run_groups()
+    by_rule = {}
+    for j in jobs:
+        rule = re.match(r"rule_(run|kernel_bank)_", j["comment"])
+        assert rule, f"a job of an unexpected rule was submitted: {j}"
+        by_rule.setdefault(rule.group(1), []).append(j)
+    # every run group and bank was one SLURM job, and each reached COMPLETED
+    assert len(by_rule["run"]) == len(groups) == 8
+    assert len(by_rule["kernel_bank"]) == 1
+    assert {j["state"] for j in jobs} == {"COMPLETED"}, [j for j in jobs if j["state"] != "COMPLETED"]
+    # the memory asked of SLURM is the estimate of the job's own inputs
+    reqmem = sorted(int(j["reqmem"].rstrip("M")) for j in by_rule["run"])
+    want = sorted(RES.run_mem_mb(g, wd / f"data/processed/{k[2]}.npz",
+                                 None if k[3] == "none" else wd / f"data/kernels/{k[2]}/{k[3]}.npz")
+                  for k, g in groups.items())
+    assert reqmem == want
+    # its tables equal those of the local run of the whole configuration, byte for byte
+    local_tables = request.getfixturevalue("tiny_local")[1]
+    names = sorted(str(f.relative_to(wd / "figures")) for f in (wd / "figures").rglob("*")
+                   if f.suffix in (".csv", ".md", ".tex") and f.with_suffix(".tex").exists())   # verdicts hold timings
+    assert names == [f"tinypaper/rmkkm_table.{ext}" for ext in ("csv", "md", "tex")]
+    for name in names:
+        assert (wd / "figures" / name).read_text() == (local_tables / name).read_text(), name
+
+
 def test_dry_run_with_the_slurm_profile_resolves_every_jobs_resources(tmp_path_factory, tiny_local):
     """No SLURM needed. Datasets and banks are there first, as a user would build them (``--until
     kernel_bank``) before looking at what a submission asks for: a job's estimate reads its input files
@@ -92,70 +161,3 @@ def test_dry_run_with_the_slurm_profile_resolves_every_jobs_resources(tmp_path_f
     mem = {(j["wildcards"]["dataset"], j["wildcards"]["algorithm"]): int(j["resources"]["mem_mb"]) for j in runs
            if j["wildcards"]["experiment"] == "tiny_timing"}
     assert mem[("ringnorm_400", "MKC")] > mem[("ringnorm_200", "MKC")]
-
-
-def sacct_jobs(cluster: LoopbackCluster, since: str) -> list[dict]:
-    out = subprocess.run(["sacct", "-X", "-n", "-P", "-S", since, "--format=JobID,Comment,State,ReqMem,Timelimit"],
-                         capture_output=True, text=True, env=cluster.env, check=True).stdout
-    keys = ("id", "comment", "state", "reqmem", "timelimit")
-    return [dict(zip(keys, line.split("|"))) for line in out.splitlines() if line.strip()]
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    missing = missing_programs()
-    if missing or os.geteuid() != 0:
-        why = f"missing {missing}" if missing else "needs root (munge on /run/munge, /etc/slurm)"
-        if os.environ.get("CI"):
-            pytest.fail(f"the SLURM test cannot run in CI: {why}; .ci/run installs its Debian packages")
-        pytest.skip(f"no loopback SLURM cluster: {why}")
-    c = LoopbackCluster(tmp_path_factory.mktemp("slurm"))
-    c.start()
-    yield c
-    pids = [int(f.read_text()) for f in (c.root / "run").glob("*.pid")]
-    c.stop()
-    for pid in pids:  # exactly the daemons it started are gone
-        assert not alive(pid)
-
-
-#: the experiments submitted to the loopback cluster: one bank and 8 run groups of five estimators, every
-#: kind of job the profile submits. A SLURM job took 12-25 s in sacct (other work beside it) whatever it
-#: computed (the plugin starts snakemake twice a job: batch script, srun job step), so each job costs the
-#: test's time: with tiny_gumkl too (a second bank, six GUMKL groups) it took 247 s in CI on 2026-12-07.
-#: The dry run resolves all 40 groups.
-SUBMITTED = ("tiny_rmkkm",)
-
-
-def test_tiny_configuration_on_a_loopback_slurm_cluster(cluster, tmp_path_factory, tiny_local):
-    config = yaml.safe_load(TINY.read_text())
-    config["experiments"] = {k: v for k, v in config["experiments"].items() if k in SUBMITTED}
-    wd = new_workdir(tmp_path_factory, "slurm_run", config)
-    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 2))
-    p = smk(wd, "--profile", str(PROFILE), "--slurm-init-seconds-before-status-checks", "1",
-            "--seconds-between-status-checks", "2", cores=None,
-            env=profile_env(SLURM_CONF=str(cluster.conf)), timeout=1800)
-    assert "Rule: run" in p.stdout + p.stderr
-    jobs = sacct_jobs(cluster, since)
-    groups = tiny_plan(wd).run_groups()
-    by_rule = {}
-    for j in jobs:
-        rule = re.match(r"rule_(run|kernel_bank)_", j["comment"])
-        assert rule, f"a job of an unexpected rule was submitted: {j}"
-        by_rule.setdefault(rule.group(1), []).append(j)
-    # every run group and bank was one SLURM job, and each reached COMPLETED
-    assert len(by_rule["run"]) == len(groups) == 8
-    assert len(by_rule["kernel_bank"]) == 1
-    assert {j["state"] for j in jobs} == {"COMPLETED"}, [j for j in jobs if j["state"] != "COMPLETED"]
-    # the memory asked of SLURM is the estimate of the job's own inputs
-    reqmem = sorted(int(j["reqmem"].rstrip("M")) for j in by_rule["run"])
-    want = sorted(RES.run_mem_mb(g, wd / f"data/processed/{k[2]}.npz",
-                                 None if k[3] == "none" else wd / f"data/kernels/{k[2]}/{k[3]}.npz")
-                  for k, g in groups.items())
-    assert reqmem == want
-    # its tables equal those of the local run of the whole configuration, byte for byte
-    local_tables = tiny_local[1]
-    names = sorted(str(f.relative_to(wd / "figures")) for f in (wd / "figures").rglob("*")
-                   if f.suffix in (".csv", ".md", ".tex") and f.with_suffix(".tex").exists())   # verdicts hold timings
-    assert names == [f"tinypaper/rmkkm_table.{ext}" for ext in ("csv", "md", "tex")]
-    for name in names:
-        assert (wd / "figures" / name).read_text() == (local_tables / name).read_text(), name
