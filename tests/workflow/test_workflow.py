@@ -298,10 +298,18 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tiny_local, tmp_path_fa
     a run job, 12 jobs instead of a whole run's 30: the jobs' start-up was most of this test's 141 s)."""
     import shutil
 
+    from mkclust.repro.archive import records_file
+    from mkclust.repro.configuration import load as load_config
+    from mkclust.repro.planning import plan
+
     wd = tmp_path_factory.mktemp("kill") / "wd"
     shutil.copytree(tiny_local[0], wd, symlinks=True)        # its results, with Snakemake's metadata
-    gone = sorted((wd / "data/runs/tiny/KKM").rglob("*.json"))
-    assert len(gone) == 4                                    # 2 data sets x kernels 0, 2
+    # the configuration as the shared run ran it: another test of this worker may have changed its copy's
+    (wd / "config.yaml").write_text(yaml.safe_dump(yaml.safe_load(TINY.read_text())))
+    planned = load_config(wd / "config.yaml")
+    planned["data_dir"] = str(wd / "data")
+    gone = sorted(records_file(wd / "data", g) for g in plan(planned).run_groups() if g[:2] == ("tiny", "KKM"))
+    assert len(gone) == 4 and all(p.exists() for p in gone)  # 2 data sets x kernels 0, 2
     before = {p: [r["metrics"] for r in json.loads(p.read_text())] for p in gone}
     for p in gone:
         p.unlink()
