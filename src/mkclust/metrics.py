@@ -45,26 +45,28 @@ def _pair(labels_true, labels_pred) -> tuple[np.ndarray, np.ndarray]:
     return t, p
 
 
+def _contingency(labels_true, labels_pred) -> tuple[np.ndarray, int]:
+    """The classes x clusters contingency matrix (scikit-learn's) and the number of samples."""
+    from sklearn.metrics.cluster import contingency_matrix
+
+    t, p = _pair(labels_true, labels_pred)
+    return contingency_matrix(t, p), t.size
+
+
 def acc(labels_true, labels_pred) -> float:
     """Accuracy of the best one-to-one map from clusters to classes (Hungarian matching).
 
     With more clusters than classes (or the reverse) the unmatched clusters count as wrong.
     """
-    from sklearn.metrics.cluster import contingency_matrix
-
-    t, p = _pair(labels_true, labels_pred)
-    C = contingency_matrix(t, p)  # classes x clusters
+    C, n = _contingency(labels_true, labels_pred)
     rows, cols = linear_sum_assignment(C, maximize=True)
-    return float(C[rows, cols].sum() / t.size)
+    return float(C[rows, cols].sum() / n)
 
 
 def purity(labels_true, labels_pred) -> float:
     """Purity: every cluster counts its most frequent class as correct."""
-    from sklearn.metrics.cluster import contingency_matrix
-
-    t, p = _pair(labels_true, labels_pred)
-    C = contingency_matrix(t, p)
-    return float(C.max(axis=0).sum() / t.size)
+    C, n = _contingency(labels_true, labels_pred)
+    return float(C.max(axis=0).sum() / n)
 
 
 def inverse_purity(labels_true, labels_pred) -> float:

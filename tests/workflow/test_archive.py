@@ -373,11 +373,11 @@ def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tin
     moved = doctored / "archive"
     write_piece(moved, "all", p, doctored, [TINY])
 
-    ref, differ = moved, 1                            # one cell moved
+    differ = 1                                       # the one cell moved
     run = tmp_path_factory.mktemp("beside") / "wd"
     shutil.copytree(wd, run, symlinks=True)          # this run's results, with Snakemake's metadata
     cfg = yaml.safe_load(TINY.read_text())
-    cfg["reference_run"] = str(ref)
+    cfg["reference_run"] = str(moved)
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     r = smk(run)
     log = r.stdout + r.stderr
@@ -388,12 +388,12 @@ def test_a_run_beside_the_reference_run_names_the_cells_that_differ(archive, tin
     assert compared == len(t) and int((t["reference_state"] == "differs").sum()) == differ
     assert int((t["reference_state"] == "identical").sum()) == len(t) - differ   # the others, to the bit
     summary = json.loads((run / "figures" / "run_summary.json").read_text())["reference"]
-    assert summary["archive"] == str(ref) and summary["differs"] == differ and summary["compared"] > compared
+    assert summary["archive"] == str(moved) and summary["differs"] == differ and summary["compared"] > compared
     verdict = (run / "figures" / "tinypaper" / "verdict.md").read_text()
     own = sum(int((pd.read_csv(f, keep_default_na=False)["reference_state"] != "").sum())
               for f in (run / "figures" / "tinypaper").glob("*.csv") if f.name != "verdict.csv")
     assert summary["compared"] > own   # the run summary counts every paper's cells, the verdict its own
-    assert f"Against the reference run ({ref}): {differ} of {own} cells differ" in verdict
+    assert f"Against the reference run ({moved}): {differ} of {own} cells differ" in verdict
     bad = t[t["reference_state"] == "differs"].iloc[0]
     assert (bad["dataset"], bad["column"], bad["metric"]) == ("digits1v7", "KM", "majority_acc")
     assert bad["reference_diff"] == pytest.approx(-0.3)

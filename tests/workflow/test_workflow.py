@@ -18,7 +18,7 @@ import yaml
 pytestmark = pytest.mark.workflow
 
 from _machine import MIRROR, needs_mirror
-from _wf import REPO, TINY, new_workdir, smk, smk_cmd  # noqa: F401
+from _wf import REPO, TINY, _write_config, new_workdir, smk, smk_cmd  # noqa: F401
 
 def mtimes(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
@@ -295,7 +295,7 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tiny_local, tmp_path_fa
     """A run killed inside a run job leaves only complete run files; --unlock and --rerun-incomplete
     finish it, and the groups computed again hold the runs of the uninterrupted run. It starts from a
     copy of the shared tiny run with kernel k-means' four groups removed (the same rules and a kill inside
-    a run job, 12 jobs instead of a whole run's 30: the jobs' start-up was most of this test's 141 s)."""
+    a run job, 12 jobs instead of the first experiment's 26: the jobs' start-up was most of this test's time)."""
     import shutil
 
     from mkclust.repro.archive import records_file
@@ -304,8 +304,7 @@ def test_killed_run_resumes_and_leaves_nothing_truncated(tiny_local, tmp_path_fa
 
     wd = tmp_path_factory.mktemp("kill") / "wd"
     shutil.copytree(tiny_local[0], wd, symlinks=True)        # its results, with Snakemake's metadata
-    # the configuration as the shared run ran it: another test of this worker may have changed its copy's
-    (wd / "config.yaml").write_text(yaml.safe_dump(yaml.safe_load(TINY.read_text())))
+    _write_config(wd)   # the configuration as the shared run ran it: a test of this worker may have changed it
     planned = load_config(wd / "config.yaml")
     planned["data_dir"] = str(wd / "data")
     gone = sorted(records_file(wd / "data", g) for g in plan(planned).run_groups() if g[:2] == ("tiny", "KKM"))

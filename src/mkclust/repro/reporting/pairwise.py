@@ -118,8 +118,11 @@ def signed_rank_samples(x, y, rope: float, nsamples: int, seed: int, chunk: int 
         raise ValueError(f"paired 1-d scores and rope > 0 are needed (shapes {x.shape}, {y.shape}; rope {rope})")
     diff = np.hstack(([0.0], y - x))
     sums = diff[:, None] + diff[None, :]
-    below = (-sums > 2 * rope).astype(float) + 0.5 * (-sums == 2 * rope).astype(float)
-    above = (sums > 2 * rope).astype(float) + 0.5 * (sums == 2 * rope).astype(float)
+
+    def beyond(a):   # baycomp's heaviside(a, 2 rope): 1 above, 0.5 at it, 0 below
+        return (a > 2 * rope).astype(float) + 0.5 * (a == 2 * rope).astype(float)
+
+    below, above = beyond(-sums), beyond(sums)
     weights = np.ones(diff.size)
     weights[0] = 0.5   # baycomp's prior: the pseudo-observation's weight
     draws = np.random.RandomState(seed).dirichlet(weights, nsamples)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from mkclust.repro.records import AT_BUDGET, stopped_at_budget
+from mkclust.repro.records import AT_BUDGET
 
 SEED_RULES = ("mean", "best_objective")
 PARAM_RULES = ("only", "mean", "best_param_by_metric")
@@ -162,11 +162,11 @@ def _with_selector(pp: pd.DataFrame, g: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def at_budget(g: pd.DataFrame) -> pd.Series | None:
-    """Per run of ``g``, whether it stopped at its budget (:func:`mkclust.repro.records.stopped_at_budget`;
-    False for a run of an estimator without one), read from the column
-    :data:`~mkclust.repro.records.AT_BUDGET` where the results table has it, else computed. None when no run
-    of ``g`` is of an estimator with a budget."""
-    stopped = g[AT_BUDGET] if AT_BUDGET in g.columns else stopped_at_budget(g)
+    """Per run of ``g``, whether it stopped at its budget, from its column
+    :data:`~mkclust.repro.records.AT_BUDGET` (:func:`mkclust.repro.records.stopped_at_budget`: rule aggregate
+    writes it, :func:`mkclust.repro.reporting.tables.build_table` fills it once for a table without it);
+    False for a run of an estimator without one. None when no run of ``g`` is of an estimator with a budget."""
+    stopped = g[AT_BUDGET]
     return None if stopped.isna().all() else stopped.fillna(0.0).astype(bool)
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from mkclust._io import atomic_open, read_csv_exact
 from mkclust.repro.configuration import as_list
-from mkclust.repro.records import AT_BUDGET
+from mkclust.repro.records import AT_BUDGET, stopped_at_budget
 from mkclust.repro.reference import CAUSES, load_reference
 from mkclust.repro.reporting._html import html_page, html_table, write_text
 from mkclust.repro.reporting.causes import GAP, cell_list, gap_groups
@@ -143,6 +143,8 @@ def build_table(results: pd.DataFrame, spec: dict, datasets: list[str] | None = 
     # text), each data set's runs split off once and then each algorithm's, in their order: copies of
     # every run and column per cell were most of a benchmark table's time (60,000 runs, 600 cells)
     keys = {spec.get("select_by"), *(c.get("select_by") for c in columns.values())}
+    if AT_BUDGET not in results.columns:   # results not written by rule aggregate: computed once, not per cell
+        results = results.assign(**{AT_BUDGET: stopped_at_budget(results)})
     narrow = results[[c for c in results.columns if c in CELL_COLUMNS or c in metrics or c in keys
                       or c.startswith(("param.", "derived."))]]
     by_dataset = dict(tuple(narrow.groupby("dataset", sort=False, observed=True)))
