@@ -141,6 +141,7 @@ def test_a_rerun_is_compared_with_the_archive_run_by_run(archive, tiny_plan):
     assert len(same) == len(p.run_groups()) and (same["runs_differing"] == 0).all()
     assert same["max_metric_diff"].max() == 0.0
     assert (same["packages"] == "").all() and (same["acc_archive"] == same["acc_rerun"]).all()
+    assert (same["blas"] == "").all()   # the piece was archived on the machine that ran it
 
 
 def test_a_rerun_with_other_packages_says_which_and_which_cells_moved(archive, tiny_plan, tmp_path, capsys):
@@ -172,7 +173,42 @@ def test_a_rerun_with_other_packages_says_which_and_which_cells_moved(archive, t
     assert archive_cli(["compare", str(copy), "--data", str(data), str(TINY)]) == 1
     out = capsys.readouterr().out
     assert f"the rerun's packages differ from the archive's in {len(df)} of {len(df)} groups: numpy" in out
-    assert f"moved with other packages: {'/'.join(moved)}: 1 of {len(recs)} runs" in out
+    assert f"moved with other packages or BLAS kernels: {'/'.join(moved)}: 1 of {len(recs)} runs" in out
+    assert "BLAS kernels differ" not in out and (df["blas"] == "").all()
+
+
+def test_a_rerun_on_other_blas_kernels_says_so(archive, tiny_plan, tmp_path, capsys):
+    """Same packages, another CPU: OpenBLAS chose other kernels (its core type) for the rerun than for
+    the piece, as when a piece archived on a SkylakeX machine is rerun on a Haswell one. Each group
+    names both, from the run records and the manifest; records that do not say (before 2026-12-07)
+    compare as unknown, not as different."""
+    from mkclust.repro.provenance import blas_architectures
+
+    p, wd = tiny_plan
+    copy = tmp_path / "tiny"
+    shutil.copytree(archive, copy)
+    man_path = copy / "all" / "manifest.json"
+    man = json.loads(man_path.read_text())
+    ours = blas_architectures(man["blas"])
+    assert ours and ours == blas_architectures()   # archived here: this process's kernels
+    man["blas"] = [{**d, "architecture": "Elsewhere"} if d.get("architecture") else d for d in man["blas"]]
+    man_path.write_text(json.dumps(man))
+    data = tmp_path / "data"
+    shutil.copytree(wd / "data" / "runs", data / "runs")
+    old = sorted(p.run_groups())[0]      # one group's records as written before records named their kernels
+    rec_file = records_file(data, old)
+    recs = json.loads(rec_file.read_text())
+    assert all(r["blas"] == ours for r in recs)
+    rec_file.write_text(json.dumps([{k: v for k, v in r.items() if k != "blas"} for r in recs]))
+    df = compare_runs(copy, p, data).set_index("group")
+    assert df.loc["/".join(old), "blas"] == ""
+    assert (df.drop(index="/".join(old))["blas"] == f"{ours} (archive Elsewhere)").all()
+    assert (df["packages"] == "").all() and (df["runs_differing"] == 0).all()
+    assert archive_cli(["compare", str(copy), "--data", str(data), str(TINY)]) == 0
+    out = capsys.readouterr().out
+    assert (f"the rerun's BLAS kernels differ from the archive's in {len(df) - 1} of {len(df)} groups: "
+            f"{ours} (archive Elsewhere)") in out
+    assert "packages differ" not in out and "moved with" not in out
 
 
 def test_a_new_piece_takes_only_the_groups_no_other_piece_holds(archive, tiny_plan, tmp_path):

@@ -398,14 +398,17 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
     (``acc_archive``, ``acc_rerun``: the cell that moved), and ``packages``: the packages whose
     versions in the rerun's records differ from those of the piece's manifest (its Python included),
     as "numpy 1.26.4 (archive 2.4.6), ..." or "" where they are the same
-    (:func:`mkclust.repro.provenance.version_differences`)."""
-    from mkclust.repro.provenance import differences_text, version_differences
+    (:func:`mkclust.repro.provenance.version_differences`); and ``blas``: the rerun's BLAS kernels against
+    those of the machine that archived the piece (:func:`mkclust.repro.provenance.architecture_difference`)."""
+    from mkclust.repro.provenance import (architecture_difference, blas_architectures, differences_text,
+                                          version_differences)
 
     where = archived_groups(archive)
     planned = plan.run_groups()
     rows = []
     cache: dict[tuple, pd.DataFrame] = {}
     manifests: dict[str, dict] = {}
+    kernels: dict[str, str] = {}
     for g in complete_groups(plan, data_dir):
         name = group_name(g)
         if name not in where:
@@ -416,6 +419,7 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
         if key[0] not in manifests:
             man = _manifest(Path(archive) / key[0] / MANIFEST)
             manifests[key[0]] = {**man.get("versions", {}), "python": man.get("python")}
+            kernels[key[0]] = blas_architectures(man.get("blas", []))
         ref = cache[key]
         records = load_records([records_file(data_dir, g)])
         new = records_to_frame(records)
@@ -432,11 +436,13 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
             worst = max(worst, d)
             differ += d > tolerance
         ours = next((r.get("versions") for r in records if r.get("versions")), {}) or {}
+        ours_blas = next((r["blas"] for r in records if r.get("blas")), "")
         rows.append({"group": name, "piece": where[name], "runs": len(keys), "max_metric_diff": worst,
                      "runs_differing": differ, "acc_archive": _mean_acc(ref, keys), "acc_rerun": _mean_acc(new, keys),
-                     "packages": differences_text(version_differences(ours, manifests[key[0]]), "archive")})
+                     "packages": differences_text(version_differences(ours, manifests[key[0]]), "archive"),
+                     "blas": architecture_difference(ours_blas, kernels[key[0]], "archive")})
     return pd.DataFrame(rows, columns=["group", "piece", "runs", "max_metric_diff", "runs_differing", "acc_archive",
-                                       "acc_rerun", "packages"])
+                                       "acc_rerun", "packages", "blas"])
 
 
 def _mean_acc(frame: pd.DataFrame, keys: list[tuple]) -> float:

@@ -58,6 +58,25 @@ def blas() -> list[dict]:
             for d in threadpool_info()]
 
 
+def blas_architectures(libraries: list[dict] | None = None) -> str:
+    """The compute kernels the BLAS libraries chose for the CPU they run on: threadpoolctl's
+    ``architecture`` (OpenBLAS picks its core type, "Haswell" or "SkylakeX", from the CPU when it
+    loads), sorted and joined ("Haswell", or "Haswell, SkylakeX" where two libraries chose apart); of
+    ``libraries`` (:func:`blas`'s list, as a piece's manifest keeps it, or threadpoolctl's own) or of
+    this process. "" where no library names one (an OpenMP runtime, a BLAS threadpoolctl cannot read).
+    Two machines with the same package versions and other kernels can order a sum differently: a
+    method whose answer hangs on rounding moves with them (docs/running.md, 'Reruns across package
+    versions')."""
+    libs = blas() if libraries is None else libraries
+    return ", ".join(sorted({str(d["architecture"]) for d in libs if d.get("architecture")}))
+
+
+def architecture_difference(ours: str, theirs: str, label: str = "reference") -> str:
+    """"Haswell (archive SkylakeX)" for two :func:`blas_architectures` that differ; "" where they are the
+    same or either side does not say (run records written before 2026-12-07 do not)."""
+    return f"{ours} ({label} {theirs})" if ours and theirs and ours != theirs else ""
+
+
 def version_differences(ours: dict, theirs: dict, skip=("mkclust",)) -> dict[str, tuple[str, str]]:
     """package -> (our version, theirs) for the packages both name with different versions (``python``
     included where both name it; ``skip``: the project itself, whose code is compared by other means).

@@ -21,7 +21,7 @@ from mkclust.kernels import KernelBank
 from mkclust.lowrank import LowRankBank
 from mkclust.repro.checkpoint import GroupCheckpoint
 from mkclust.repro.inputs import run_input
-from mkclust.repro.provenance import record_versions
+from mkclust.repro.provenance import blas_architectures, record_versions
 from mkclust.repro.pseudo import IMBALANCED_ABOVE, class_imbalance, lockstep_inputs, resolve_balance, split_pseudo
 from mkclust.repro.resources import peak_rss_mb
 from mkclust.repro.run_spec import Run
@@ -230,7 +230,8 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
                 fitted: tuple[float, float] | None = None, declined: str | None = None) -> dict:
     """Fit ``est`` and return the run's record; ``fitted`` = (wall, cpu seconds): ``est`` was fitted
     already (in a batch) and those are its seconds; ``declined``: the reason it is not fitted (N/A)."""
-    blas_threads = max((p["num_threads"] for p in threadpool_info()), default=None)
+    libraries = threadpool_info()
+    blas_threads = max((p["num_threads"] for p in libraries), default=None)
     if fitted is None:
         log.info("fit %s (%s) on %s/%s params=%s seed=%d n=%d, BLAS threads %s", run.algorithm, run.estimator,
                  run.dataset, run.bank, run.params_json, run.seed, ds.n, blas_threads)
@@ -273,7 +274,7 @@ def _fit_record(run: Run, est, data, ds: Dataset, params: dict, kernel_name, fit
         "fit_seconds": fit_seconds, "cpu_seconds": cpu_seconds,
         "peak_rss_mb": peak_rss_mb(),
         "timing": run.timing, "blas_threads": blas_threads, "dataset_flags": ds.meta.get("flags", []),
-        "versions": record_versions(), "diagnostics": _diagnostics(est),
+        "versions": record_versions(), "blas": blas_architectures(libraries), "diagnostics": _diagnostics(est),
     }
     if labels is not None and not run.timing and hasattr(est, "objective_at"):
         # the model's objective at its own labels and at the true ones (labels fixed, same kernels and

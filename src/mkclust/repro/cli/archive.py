@@ -111,19 +111,20 @@ def main(argv=None) -> int:
     df = compare_runs(args.archive, p, args.data)
     if df.empty:
         raise ValueError(f"no complete run group under {args.data}/runs is in the archive {args.archive}")
-    print(df.drop(columns="packages").to_string(index=False))
+    print(df.drop(columns=["packages", "blas"]).to_string(index=False))
     bad = df["runs_differing"] > 0
-    other = df["packages"] != ""
+    other = (df["packages"] != "") | (df["blas"] != "")
     print(f"{len(df)} groups, {int(df['runs'].sum())} runs compared; {int(bad.sum())} groups differ "
           f"(largest metric difference {df['max_metric_diff'].max():.3g})")
     if other.any():
-        for text, n in df.loc[other, "packages"].value_counts().items():
-            print(f"the rerun's packages differ from the archive's in {n} of {len(df)} groups: {text}")
-        print(f"  of the groups that differ, {int((bad & other).sum())} ran with other packages and "
+        for column, what in (("packages", "packages"), ("blas", "BLAS kernels")):
+            for text, n in df.loc[df[column] != "", column].value_counts().items():
+                print(f"the rerun's {what} differ from the archive's in {n} of {len(df)} groups: {text}")
+        print(f"  of the groups that differ, {int((bad & other).sum())} ran with other packages or BLAS kernels and "
               f"{int((bad & ~other).sum())} with the archive's (docs/running.md, 'Reruns across package versions')")
         for r in df[bad & other].itertuples():
-            print(f"  moved with other packages: {r.group}: {r.runs_differing} of {r.runs} runs, mean acc "
-                  f"{r.acc_archive:.4f} -> {r.acc_rerun:.4f}")
+            print(f"  moved with other packages or BLAS kernels: {r.group}: {r.runs_differing} of {r.runs} runs, "
+                  f"mean acc {r.acc_archive:.4f} -> {r.acc_rerun:.4f}")
     return 0 if not bad.any() else 1
 
 
