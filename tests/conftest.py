@@ -43,6 +43,33 @@ def wheel(tmp_path_factory):
     return next(out.glob("mkclust-*.whl"))
 
 
+#: the BLAS/OpenMP thread limit of this test worker (set in pytest_configure; None outside pytest-xdist)
+WORKER_THREADS = None
+_limits = None
+
+
+def pytest_configure(config):
+    """Each pytest-xdist worker limits its BLAS and OpenMP threads to its share of the cores (cores //
+    workers, at least 1), so that the workers together ask for no more threads than there are cores.
+    With the default two threads per library on CI's two cores and two workers, OpenBLAS's threads wait
+    for cores the other worker holds: the five numerics-heavy library files (test_mkc, test_mmc_baselines,
+    test_odmc, test_lowrank, test_scmk) took 144-149 s with two workers, 92 s with one thread each
+    (2026-12-07). The libraries loaded by now are limited, in this process only (threadpoolctl): the
+    processes a test starts keep the machine's default, so that a workflow job's own limit (its rule's
+    threads) is what the tests of jobs see."""
+    global WORKER_THREADS, _limits
+    workers = getattr(config, "workerinput", {}).get("workercount")
+    if not workers:
+        return
+    import os
+
+    import scipy.linalg  # noqa: F401  (scipy's own BLAS, loaded before the limit)
+    from threadpoolctl import threadpool_limits
+
+    WORKER_THREADS = max(1, len(os.sched_getaffinity(0)) // int(workers))
+    _limits = threadpool_limits(limits=WORKER_THREADS)
+
+
 def pytest_report_header(config):
     """Where the tests look for what the machine may lack (tests/_machine.py)."""
     import sys

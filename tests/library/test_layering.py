@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import mkclust
 
 PACKAGE = Path(mkclust.__file__).parent
@@ -139,3 +141,19 @@ def test_no_module_imports_one_that_imports_it_back():
         if node not in state:
             visit(node)
     assert not cycles, cycles
+
+
+def test_each_test_worker_asks_for_its_share_of_the_cores(request):
+    """Under pytest-xdist every BLAS and OpenMP library of a worker runs at most cores // workers threads
+    (tests/conftest.py), so that the workers do not wait for each other's cores."""
+    import os
+
+    import conftest
+    from threadpoolctl import threadpool_info
+
+    workers = getattr(request.config, "workerinput", {}).get("workercount")
+    if not workers:
+        pytest.skip("one process: the machine's own thread counts")
+    assert conftest.WORKER_THREADS == max(1, len(os.sched_getaffinity(0)) // int(workers))
+    libraries = threadpool_info()
+    assert libraries and all(d["num_threads"] <= conftest.WORKER_THREADS for d in libraries), libraries
