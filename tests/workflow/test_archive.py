@@ -4,6 +4,7 @@ left out; a tampered file detected; a rerun compared with the archive run by run
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -182,15 +183,18 @@ def test_a_rerun_on_other_blas_kernels_says_so(archive, tiny_plan, tmp_path, cap
     the piece, as when a piece archived on a SkylakeX machine is rerun on a Haswell one. Each group
     names both, from the run records and the manifest; records that do not say (before 2026-12-07)
     compare as unknown, not as different."""
-    from mkclust.repro.provenance import blas_architectures
+    from mkclust.repro.provenance import architecture_difference, blas_architectures
 
+    assert architecture_difference("Haswell", "SkylakeX", "archive") == "Haswell (archive SkylakeX)"
+    assert architecture_difference("Haswell", "Haswell, Zen", "archive") == ""   # an extra library archiving
+    assert architecture_difference("", "SkylakeX", "archive") == ""              # a record that does not say
     p, wd = tiny_plan
     copy = tmp_path / "tiny"
     shutil.copytree(archive, copy)
     man_path = copy / "all" / "manifest.json"
     man = json.loads(man_path.read_text())
-    ours = blas_architectures(man["blas"])
-    assert ours and ours == blas_architectures()   # archived here: this process's kernels
+    ours = blas_architectures(man["blas"])   # archived here: the kernels of the test's process
+    assert ours
     man["blas"] = [{**d, "architecture": "Elsewhere"} if d.get("architecture") else d for d in man["blas"]]
     man_path.write_text(json.dumps(man))
     data = tmp_path / "data"
@@ -198,16 +202,17 @@ def test_a_rerun_on_other_blas_kernels_says_so(archive, tiny_plan, tmp_path, cap
     old = sorted(p.run_groups())[0]      # one group's records as written before records named their kernels
     rec_file = records_file(data, old)
     recs = json.loads(rec_file.read_text())
-    assert all(r["blas"] == ours for r in recs)
+    assert all(r["blas"] and set(r["blas"].split(", ")) & set(ours.split(", ")) for r in recs)
     rec_file.write_text(json.dumps([{k: v for k, v in r.items() if k != "blas"} for r in recs]))
     df = compare_runs(copy, p, data).set_index("group")
     assert df.loc["/".join(old), "blas"] == ""
-    assert (df.drop(index="/".join(old))["blas"] == f"{ours} (archive Elsewhere)").all()
+    others = df.drop(index="/".join(old))["blas"]
+    assert others.str.endswith(" (archive Elsewhere)").all() and (others.str.len() > len(" (archive Elsewhere)")).all()
     assert (df["packages"] == "").all() and (df["runs_differing"] == 0).all()
     assert archive_cli(["compare", str(copy), "--data", str(data), str(TINY)]) == 0
     out = capsys.readouterr().out
-    assert (f"the rerun's BLAS kernels differ from the archive's in {len(df) - 1} of {len(df)} groups: "
-            f"{ours} (archive Elsewhere)") in out
+    assert sum(int(n) for n in re.findall(r"the rerun's BLAS kernels differ from the archive's in (\d+) of "
+                                          rf"{len(df)} groups: \S.* \(archive Elsewhere\)", out)) == len(df) - 1
     assert "packages differ" not in out and "moved with" not in out
 
 
