@@ -407,8 +407,7 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
     planned = plan.run_groups()
     rows = []
     cache: dict[tuple, pd.DataFrame] = {}
-    manifests: dict[str, dict] = {}
-    kernels: dict[str, str] = {}
+    manifests: dict[str, tuple[dict, str]] = {}   # piece -> (its versions, its BLAS kernels)
     for g in complete_groups(plan, data_dir):
         name = group_name(g)
         if name not in where:
@@ -418,8 +417,8 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
             cache[key] = read_csv_exact(Path(archive) / key[0] / f"{g[0]}.csv.gz").set_index(RUN_KEY)
         if key[0] not in manifests:
             man = _manifest(Path(archive) / key[0] / MANIFEST)
-            manifests[key[0]] = {**man.get("versions", {}), "python": man.get("python")}
-            kernels[key[0]] = blas_architectures(man.get("blas", []))
+            manifests[key[0]] = ({**man.get("versions", {}), "python": man.get("python")},
+                                 blas_architectures(man.get("blas", [])))
         ref = cache[key]
         records = load_records([records_file(data_dir, g)])
         new = records_to_frame(records)
@@ -437,10 +436,11 @@ def compare_runs(archive: str | Path, plan, data_dir: str | Path, tolerance: flo
             differ += d > tolerance
         ours = next((r.get("versions") for r in records if r.get("versions")), {}) or {}
         ours_blas = next((r["blas"] for r in records if r.get("blas")), "")
+        versions, kernels = manifests[key[0]]
         rows.append({"group": name, "piece": where[name], "runs": len(keys), "max_metric_diff": worst,
                      "runs_differing": differ, "acc_archive": _mean_acc(ref, keys), "acc_rerun": _mean_acc(new, keys),
-                     "packages": differences_text(version_differences(ours, manifests[key[0]]), "archive"),
-                     "blas": architecture_difference(ours_blas, kernels[key[0]], "archive")})
+                     "packages": differences_text(version_differences(ours, versions), "archive"),
+                     "blas": architecture_difference(ours_blas, kernels, "archive")})
     return pd.DataFrame(rows, columns=["group", "piece", "runs", "max_metric_diff", "runs_differing", "acc_archive",
                                        "acc_rerun", "packages", "blas"])
 
