@@ -147,3 +147,18 @@ def test_kept_runs_outlive_a_change_to_code_they_do_not_run(inputs, tmp_path, mo
     assert GroupCheckpoint(folder, inputs).get(runs[0]) == record
     monkeypatch.setattr(checkpoint, "algorithms_digest", lambda: "another source")
     assert GroupCheckpoint(folder, inputs).get(runs[0]) is None
+
+
+def test_a_group_digests_its_code_once_not_once_a_run(inputs, tmp_path, monkeypatch):
+    """The code digest (an ast walk of the estimator's closure) is taken once per group and module, for
+    the 8 runs' lookups and writes alike, and names the same files as a digest taken for each."""
+    from mkclust.repro import checkpoint
+    calls = []
+    real = checkpoint.code_digest
+    monkeypatch.setattr(checkpoint, "code_digest", lambda m: calls.append(m) or real(m))
+    runs = _lgmmc_runs()
+    folder = tmp_path / "g.json.partial"
+    run_group(runs, *inputs, checkpoint=folder)
+    assert calls == ["mkclust.algorithms.lgmmc"]
+    names = {p.name for p in folder.glob(f"*{checkpoint.SUFFIX}")}
+    assert len(names) == len(runs) and names == {GroupCheckpoint(folder, inputs)._path(r).name for r in runs}

@@ -141,12 +141,11 @@ class GroupCheckpoint:
         self._code: dict[str, str] = {}
 
     def _path(self, run: Run, legacy: bool = False) -> Path:
-        if legacy:
-            code = {"algorithms": self._code.setdefault("", algorithms_digest())}
-        else:
-            from mkclust.algorithms import ALGORITHMS
-            module = ALGORITHMS[run.estimator].__module__
-            code = {"code": self._code.setdefault(module, code_digest(module))}
+        from mkclust.algorithms import ALGORITHMS
+        key = "" if legacy else ALGORITHMS[run.estimator].__module__
+        if key not in self._code:   # once per group: ast-parsing a closure takes ~0.2 s, and a run asks twice
+            self._code[key] = algorithms_digest() if legacy else code_digest(key)
+        code = {"algorithms" if legacy else "code": self._code[key]}
         text = json.dumps({"run": run.spec(), **self._context, **code}, sort_keys=True)
         return self.folder / f"{hashlib.sha256(text.encode()).hexdigest()[:24]}{SUFFIX}"
 
