@@ -144,3 +144,23 @@ def test_a_group_with_a_label_free_score_stores_it_on_the_average_kernel(tmp_pat
                                  "algorithms": {"KKM": {"algorithm": "kkm", "scores": ["stability"]}}}}}
     with pytest.raises(ConfigError, match=r"unknown label-free score\(s\) \['stability'\]"):
         plan(cfg)
+
+
+def test_the_versions_a_record_keeps_are_read_once_and_never_shared(monkeypatch):
+    """Every run record lists the package versions (record_versions): read from the packages' metadata
+    once per process, each call a dict of its own, so a record that changes its copy changes no other."""
+    import numpy as np
+
+    from mkclust.repro import provenance
+    read = []
+    real = provenance.version
+    monkeypatch.setattr(provenance, "version", lambda p: read.append(p) or real(p))
+    provenance._record_versions.cache_clear()
+    try:
+        a, b = provenance.record_versions(), provenance.record_versions()
+        assert read == list(provenance.RECORD_PACKAGES)
+        assert a == b and a is not b and a["numpy"] == np.__version__
+        a["numpy"] = "edited"
+        assert provenance.record_versions()["numpy"] == np.__version__
+    finally:
+        provenance._record_versions.cache_clear()
