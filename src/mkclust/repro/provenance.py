@@ -52,8 +52,8 @@ def record_versions() -> dict:
 
 
 @functools.cache
-def _record_versions() -> tuple:
-    return tuple({"python": platform.python_version(), **versions(RECORD_PACKAGES, missing=None)}.items())
+def _record_versions() -> dict:
+    return {"python": platform.python_version(), **versions(RECORD_PACKAGES, missing=None)}
 
 
 def blas() -> list[dict]:
